@@ -1,0 +1,194 @@
+// class client: typed, non-blocking access to Consul's HTTP API.
+#pragma once
+
+#include <conclave/config.hpp>
+#include <conclave/detail/asio_fwd.hpp>
+#include <conclave/types.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace conclave {
+
+namespace detail {
+class client_impl;
+}
+
+/// Counters of what the client did (for benchmarks and tests).
+struct client_stats {
+    std::uint64_t requests = 0;    ///< HTTP requests written
+    std::uint64_t connects = 0;    ///< connections opened
+    std::uint64_t retries = 0;     ///< GETs retried after a stale keep-alive connection
+    std::size_t open_connections = 0;
+    std::size_t idle_connections = 0;
+};
+
+/// A Consul HTTP client with a bounded keep-alive connection pool.
+///
+/// Every operation is `async_*`, takes a completion token (default `asio::deferred`, so
+/// `co_await c.async_kv_get("k")` works) and completes with `void(error_code, T)`.
+/// HTTP errors map to conclave::errc (see error.hpp); pass `diag` in the options to get
+/// Consul's text. A KV key that does not exist is not an error: the result is empty.
+///
+/// Cancellation: every operation supports terminal, partial and total cancellation through
+/// the completion handler's cancellation slot; it then completes with
+/// `asio::error::operation_aborted` and the connection it used is discarded.
+///
+/// Thread safety: a client lives on one executor; use a strand if several threads run it.
+/// Copies are cheap handles to the same pool. Operations in flight keep the pool alive.
+class client {
+public:
+    using executor_type = asio::any_io_executor;
+
+    explicit client(executor_type ex, client_config cfg = {});
+
+    executor_type get_executor() const noexcept;
+    const client_config& config() const noexcept;
+    client_stats stats() const noexcept;
+
+    /// Closes idle connections and fails waiting requests with errc::pool_closed.
+    /// Requests on the wire are not interrupted (cancel them through their slot).
+    void close();
+
+    // ---- KV ---------------------------------------------------------------------------
+
+    /// GET /v1/kv/<key>. An absent key gives an empty `entry`.
+    template <class Token = asio::deferred_t>
+    auto async_kv_get(std::string key, query_options opts = {}, Token&& token = {}) {
+        return initiate<kv_get_result>(&client::kv_get_impl, token, std::move(key),
+                                       std::move(opts));
+    }
+
+    /// GET /v1/kv/<key>?raw: the stored bytes.
+    template <class Token = asio::deferred_t>
+    auto async_kv_get_raw(std::string key, query_options opts = {}, Token&& token = {}) {
+        return initiate<kv_raw_result>(&client::kv_get_raw_impl, token, std::move(key),
+                                       std::move(opts));
+    }
+
+    /// GET /v1/kv/<prefix>?recurse: every entry whose key starts with prefix.
+    template <class Token = asio::deferred_t>
+    auto async_kv_list(std::string prefix, query_options opts = {}, Token&& token = {}) {
+        return initiate<kv_list_result>(&client::kv_list_impl, token, std::move(prefix),
+                                        std::move(opts));
+    }
+
+    /// GET /v1/kv/<prefix>?keys[&separator=]: key names only.
+    template <class Token = asio::deferred_t>
+    auto async_kv_keys(std::string prefix, kv_keys_options opts = {}, Token&& token = {}) {
+        return initiate<kv_keys_result>(&client::kv_keys_impl, token, std::move(prefix),
+                                        std::move(opts));
+    }
+
+    /// PUT /v1/kv/<key>: set, cas, acquire or release. Completes with Consul's true/false.
+    template <class Token = asio::deferred_t>
+    auto async_kv_put(std::string key, std::string value, kv_put_options opts = {},
+                      Token&& token = {}) {
+        return initiate<bool>(&client::kv_put_impl, token, std::move(key), std::move(value),
+                              std::move(opts));
+    }
+
+    /// DELETE /v1/kv/<key>[?recurse][&cas=]. Completes with Consul's true/false.
+    template <class Token = asio::deferred_t>
+    auto async_kv_delete(std::string key, kv_delete_options opts = {}, Token&& token = {}) {
+        return initiate<bool>(&client::kv_delete_impl, token, std::move(key), std::move(opts));
+    }
+
+    // ---- sessions ---------------------------------------------------------------------
+
+    /// PUT /v1/session/create. Completes with the new session's ID.
+    template <class Token = asio::deferred_t>
+    auto async_session_create(session_options opts = {}, Token&& token = {}) {
+        return initiate<std::string>(&client::session_create_impl, token, std::move(opts));
+    }
+
+    /// PUT /v1/session/renew/<id>. An unknown session completes with
+    /// errc::session_invalidated. The entry carries the TTL Consul wants (may be larger).
+    template <class Token = asio::deferred_t>
+    auto async_session_renew(std::string id, write_options opts = {}, Token&& token = {}) {
+        return initiate<session_entry>(&client::session_renew_impl, token, std::move(id),
+                                       std::move(opts));
+    }
+
+    /// PUT /v1/session/destroy/<id>. Idempotent: an unknown ID also succeeds.
+    template <class Token = asio::deferred_t>
+    auto async_session_destroy(std::string id, write_options opts = {}, Token&& token = {}) {
+        return initiate<bool>(&client::session_destroy_impl, token, std::move(id),
+                              std::move(opts));
+    }
+
+    /// GET /v1/session/info/<id>. An unknown session gives an empty `session`.
+    template <class Token = asio::deferred_t>
+    auto async_session_info(std::string id, query_options opts = {}, Token&& token = {}) {
+        return initiate<session_info_result>(&client::session_info_impl, token, std::move(id),
+                                             std::move(opts));
+    }
+
+    /// GET /v1/session/list.
+    template <class Token = asio::deferred_t>
+    auto async_session_list(query_options opts = {}, Token&& token = {}) {
+        return initiate<session_list_result>(&client::session_list_impl, token,
+                                             std::move(opts));
+    }
+
+    /// GET /v1/session/node/<node>.
+    template <class Token = asio::deferred_t>
+    auto async_session_node(std::string node, query_options opts = {}, Token&& token = {}) {
+        return initiate<session_list_result>(&client::session_node_impl, token,
+                                             std::move(node), std::move(opts));
+    }
+
+    // ---- transactions, status ---------------------------------------------------------
+
+    /// PUT /v1/txn. A rollback (409) completes successfully with `committed == false`.
+    template <class Token = asio::deferred_t>
+    auto async_txn(std::vector<txn_op> ops, txn_options opts = {}, Token&& token = {}) {
+        return initiate<txn_result>(&client::txn_impl, token, std::move(ops), std::move(opts));
+    }
+
+    /// GET /v1/status/leader: the Raft leader's address, empty when there is none.
+    template <class Token = asio::deferred_t>
+    auto async_status_leader(write_options opts = {}, Token&& token = {}) {
+        return initiate<std::string>(&client::status_leader_impl, token, std::move(opts));
+    }
+
+    /// GET /v1/agent/self: node name, datacenter, version.
+    template <class Token = asio::deferred_t>
+    auto async_agent_self(write_options opts = {}, Token&& token = {}) {
+        return initiate<agent_info>(&client::agent_self_impl, token, std::move(opts));
+    }
+
+private:
+    template <class T>
+    using handler = asio::any_completion_handler<void(error_code, T)>;
+
+    template <class T, class Impl, class Token, class... Args>
+    auto initiate(Impl impl, Token& token, Args&&... args) {
+        return asio::async_initiate<Token, void(error_code, T)>(
+            [this, impl](auto h, auto&&... a) {
+                (this->*impl)(std::forward<decltype(a)>(a)..., handler<T>(std::move(h)));
+            },
+            token, std::forward<Args>(args)...);
+    }
+
+    void kv_get_impl(std::string, query_options, handler<kv_get_result>);
+    void kv_get_raw_impl(std::string, query_options, handler<kv_raw_result>);
+    void kv_list_impl(std::string, query_options, handler<kv_list_result>);
+    void kv_keys_impl(std::string, kv_keys_options, handler<kv_keys_result>);
+    void kv_put_impl(std::string, std::string, kv_put_options, handler<bool>);
+    void kv_delete_impl(std::string, kv_delete_options, handler<bool>);
+    void session_create_impl(session_options, handler<std::string>);
+    void session_renew_impl(std::string, write_options, handler<session_entry>);
+    void session_destroy_impl(std::string, write_options, handler<bool>);
+    void session_info_impl(std::string, query_options, handler<session_info_result>);
+    void session_list_impl(query_options, handler<session_list_result>);
+    void session_node_impl(std::string, query_options, handler<session_list_result>);
+    void txn_impl(std::vector<txn_op>, txn_options, handler<txn_result>);
+    void status_leader_impl(write_options, handler<std::string>);
+    void agent_self_impl(write_options, handler<agent_info>);
+
+    std::shared_ptr<detail::client_impl> impl_;
+};
+
+} // namespace conclave

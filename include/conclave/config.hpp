@@ -1,0 +1,68 @@
+// How a client reaches Consul: address, TLS, token, pool limits and timeouts.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace conclave {
+
+/// TLS settings, as the Consul CLI's CONSUL_HTTP_SSL, CONSUL_CACERT, ... describe them.
+struct tls_config {
+    bool enabled = false;    ///< use https
+    bool verify = true;      ///< verify the server certificate and host name
+    std::string ca_file;     ///< PEM bundle of trusted CAs (empty: system default paths)
+    std::string ca_path;     ///< directory of hashed CA certificates
+    std::string cert_file;   ///< client certificate (mutual TLS)
+    std::string key_file;    ///< client private key
+    std::string server_name; ///< SNI and verification name (empty: the host)
+};
+
+/// Everything a client needs. Plain aggregate; every member has a documented default.
+struct client_config {
+    enum class transport { tcp, unix_socket };
+
+    transport kind = transport::tcp;
+    std::string host = "127.0.0.1"; ///< TCP host (name or IP literal)
+    std::uint16_t port = 8500;      ///< TCP port
+    std::string unix_path;          ///< socket path when kind == unix_socket
+    tls_config tls;                 ///< https when tls.enabled
+    std::string token;              ///< ACL token, sent as X-Consul-Token (empty: none)
+    std::string datacenter;         ///< default ?dc= for every request (empty: agent's)
+
+    /// At most this many connections; further requests wait for one (blocking queries
+    /// hold a connection for their whole wait, so they count too).
+    std::size_t max_connections = 32;
+    std::chrono::milliseconds connect_timeout{5000};
+    /// Deadline of a non-blocking request. Blocking reads get wait + wait/16 + this.
+    std::chrono::milliseconds request_timeout{10000};
+    /// Idle keep-alive connections older than this are closed rather than reused.
+    std::chrono::milliseconds idle_timeout{30000};
+    /// Largest response body accepted.
+    std::size_t max_response_body = 64 * 1024 * 1024;
+
+    /// "host:port", "unix:///path", or the https/http URL form, for messages.
+    std::string describe_address() const;
+};
+
+/// Applies a CONSUL_HTTP_ADDR style address ("host:port", "host", "http://host:port",
+/// "https://host:port", "unix:///path/to/socket") to cfg. Returns an error message, or an
+/// empty string on success.
+std::string apply_http_addr(client_config& cfg, std::string_view address);
+
+/// Reads the Consul CLI's environment variables (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN,
+/// CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_SSL, CONSUL_HTTP_SSL_VERIFY, CONSUL_CACERT,
+/// CONSUL_CAPATH, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY, CONSUL_TLS_SERVER_NAME) on top of
+/// the defaults. Throws boost::system::system_error (errc::invalid_config) with a message
+/// naming the variable when a value cannot be used.
+client_config config_from_env();
+
+/// Same, reading variables through `lookup` (tests, or a custom source).
+client_config
+config_from_env(const std::function<std::optional<std::string>(std::string_view)>& lookup);
+
+} // namespace conclave

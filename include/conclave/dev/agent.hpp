@@ -1,0 +1,83 @@
+// class dev::agent: an embedded, in-memory, single-node server speaking the subset of
+// Consul's HTTP API that conclave uses, with Consul's semantics. For tests, demos and
+// benchmarks; not a Consul replacement.
+#pragma once
+
+#include <conclave/detail/asio_fwd.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace conclave::dev {
+
+namespace detail {
+class agent_impl;
+}
+
+struct agent_config {
+    std::string address = "127.0.0.1"; ///< listen address (loopback by default)
+    std::uint16_t port = 8500;         ///< 0: pick a free port (read it back with port())
+    std::string node_name = "conclave-dev";
+    std::string datacenter = "dc1";
+    /// Smallest session TTL accepted (Consul's session_ttl_min, default 10 s).
+    std::chrono::milliseconds session_ttl_min{10000};
+    /// Server-side TTL timer = TTL x this (Consul: 2).
+    unsigned session_ttl_multiplier = 2;
+    std::size_t kv_max_value_size = 524288;
+    /// Enables the private /v1/_conclave/... controls (force-expire, inject errors, reset).
+    bool enable_test_controls = false;
+};
+
+/// Request counters, by endpoint class.
+struct agent_stats {
+    std::uint64_t requests = 0;
+    std::uint64_t connections_accepted = 0;
+    std::size_t connections_open = 0;
+    std::size_t blocking_queries_waiting = 0;
+    std::map<std::string, std::uint64_t> by_endpoint; ///< e.g. "GET /v1/kv", "PUT /v1/txn"
+};
+
+/// The embedded agent runs on the executor it is given; it starts no threads.
+class agent {
+public:
+    agent(asio::any_io_executor ex, agent_config cfg = {});
+    ~agent();
+    agent(const agent&) = delete;
+    agent& operator=(const agent&) = delete;
+
+    /// Binds and starts accepting. Throws boost::system::system_error when it cannot bind.
+    void start();
+    /// Closes the listener and every connection; blocking queries end.
+    void stop();
+
+    std::uint16_t port() const;
+    /// "127.0.0.1:<port>", ready for client_config / CONSUL_HTTP_ADDR.
+    std::string http_address() const;
+    const agent_config& config() const;
+    agent_stats stats() const;
+    void reset_stats();
+
+    // ---- test controls (also reachable over HTTP when enable_test_controls is set) ----
+
+    /// Invalidates a session exactly as a TTL expiry would. False when unknown.
+    bool force_expire_session(const std::string& id);
+    /// The next `count` requests whose path starts with `path_prefix` get `status` with a
+    /// Consul-like body ("No cluster leader" style) instead of being served.
+    void inject_errors(const std::string& path_prefix, unsigned count, unsigned status = 500);
+    /// The next `count` requests whose path starts with `path_prefix` are answered by
+    /// closing the connection without a response.
+    void inject_disconnects(const std::string& path_prefix, unsigned count);
+    /// Forgets everything, as a restarted dev agent would: KV, sessions, lock-delays and
+    /// the index (which therefore goes backwards). Blocking queries are woken.
+    void reset_state();
+    /// Drops every tombstone (Consul's tombstone GC), so list indexes may go backwards.
+    void reap_tombstones();
+
+private:
+    std::shared_ptr<detail::agent_impl> impl_;
+};
+
+} // namespace conclave::dev

@@ -1,0 +1,66 @@
+// Error codes, the error category and the diagnostics that carry Consul's own text.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace conclave {
+
+using boost::system::error_code;
+
+/// Errors conclave reports. Cancellation is never one of these: it completes with
+/// `boost::asio::error::operation_aborted`, so it cannot be mistaken for success or a timeout.
+enum class errc {
+    timeout = 1,         ///< a deadline passed (request timeout, acquire budget, pool wait)
+    session_invalidated, ///< Consul no longer knows the session (renew 404, invalid session)
+    lock_lost,           ///< a held lock, permit or leadership was lost
+    conflict,            ///< the key is used by another recipe (foreign flags / layout)
+    limit_conflict,      ///< semaphore holders disagree on the limit
+    lock_delay,          ///< acquire refused because the key is inside its lock-delay
+    bad_request,         ///< HTTP 400: Consul rejected the request
+    permission_denied,   ///< HTTP 403: ACL denied or token unknown
+    not_found,           ///< HTTP 404 where "no value" is not a meaningful answer
+    request_too_large,   ///< HTTP 413: value or transaction too large
+    rate_limited,        ///< HTTP 429: Consul's RPC rate limit
+    server_error,        ///< HTTP 500: Consul's catch-all (validation, no leader, ...)
+    unavailable,         ///< HTTP 502/503/504 from a proxy in front of Consul
+    unexpected_status,   ///< any other HTTP status
+    bad_response,        ///< a response conclave could not parse
+    invalid_argument,    ///< the caller passed a value Consul cannot accept
+    invalid_config,      ///< client_config / environment could not be used
+    pool_closed,         ///< the client was closed while the operation waited
+};
+
+const boost::system::error_category& category() noexcept;
+
+inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+
+/// Maps an HTTP status that is not a success to the matching errc.
+errc errc_from_http_status(unsigned status) noexcept;
+
+/// True when retrying the same request later may succeed: network failures, timeouts,
+/// 429, 500 and 502-504. Session invalidation, conflicts and 4xx are final.
+bool is_retryable(const error_code& ec) noexcept;
+
+/// What went wrong, beyond the error code. Consul's text is kept apart from ours because it
+/// may echo user input (keys, values).
+struct diagnostics {
+    unsigned http_status = 0;   ///< 0 when no HTTP response was received
+    std::string server_message; ///< Consul's response body (plain text error)
+    std::string client_message; ///< conclave's own description
+
+    void clear() {
+        http_status = 0;
+        server_message.clear();
+        client_message.clear();
+    }
+};
+
+} // namespace conclave
+
+template <>
+struct boost::system::is_error_code_enum<conclave::errc> : std::true_type {};
+template <>
+struct std::is_error_code_enum<conclave::errc> : std::true_type {};

@@ -1,0 +1,2 @@
+// Placeholder: the dev agent is being written.
+#include <conclave/dev/agent.hpp>

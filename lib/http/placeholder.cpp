@@ -1,0 +1,1 @@
+// Placeholder: the HTTP layer is being written.

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages conclave's build, tests and benchmarks need.
+# Idempotent and quiet when everything is already installed; runs `apt-get update` only
+# when something is missing.
+set -euo pipefail
+
+packages=(
+    g++ cmake ninja-build pkg-config
+    libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+    catch2 libssl-dev python3
+)
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

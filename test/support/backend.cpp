@@ -1,0 +1,57 @@
+#include "support/backend.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+namespace conclave::test {
+
+dev::agent_config test_agent_config() {
+    dev::agent_config cfg;
+    cfg.port = 0;
+    cfg.session_ttl_min = std::chrono::milliseconds{1000};
+    cfg.enable_test_controls = true;
+    return cfg;
+}
+
+std::string random_uuid() {
+    static std::mt19937_64 rng{std::random_device{}()};
+    const char* hex = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < 32; ++i) {
+        if (i == 8 || i == 12 || i == 16 || i == 20)
+            out += '-';
+        out += hex[rng() % 16];
+    }
+    return out;
+}
+
+backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
+    prefix_ = "conclave-test/" + random_uuid() + "/";
+    if (const char* addr = std::getenv("CONCLAVE_TEST_CONSUL_ADDR"); addr && *addr) {
+        config_ = config_from_env();
+        if (auto err = apply_http_addr(config_, addr); !err.empty())
+            throw std::runtime_error("CONCLAVE_TEST_CONSUL_ADDR: " + err);
+        return;
+    }
+    agent_ = std::make_unique<dev::agent>(ioc.get_executor(), cfg);
+    agent_->start();
+    config_.host = "127.0.0.1";
+    config_.port = agent_->port();
+}
+
+backend::~backend() {
+    if (agent_)
+        agent_->stop();
+}
+
+bool skip_unless_dev_agent() {
+    if (const char* addr = std::getenv("CONCLAVE_TEST_CONSUL_ADDR"); addr && *addr) {
+        std::printf("CONCLAVE-SKIPPED: needs the dev agent's private controls "
+                    "(CONCLAVE_TEST_CONSUL_ADDR is set)\n");
+        return true;
+    }
+    return false;
+}
+
+} // namespace conclave::test

@@ -1,0 +1,45 @@
+// The Consul the client tests talk to: an embedded dev agent by default, or the server
+// named by CONCLAVE_TEST_CONSUL_ADDR (client tests then run unchanged against it).
+#pragma once
+
+#include <conclave/client.hpp>
+#include <conclave/dev/agent.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <memory>
+#include <string>
+
+namespace conclave::test {
+
+/// Agent settings used by tests: loopback, free port, 1 s minimum TTL (as the golden
+/// transcripts' recording agent), test controls on.
+dev::agent_config test_agent_config();
+
+class backend {
+public:
+    explicit backend(boost::asio::io_context& ioc, dev::agent_config cfg = test_agent_config());
+    ~backend();
+
+    /// True when CONCLAVE_TEST_CONSUL_ADDR names an external Consul.
+    bool external() const { return agent_ == nullptr; }
+    /// The embedded agent, or nullptr when external.
+    dev::agent* agent() const { return agent_.get(); }
+    conclave::client_config client_config() const { return config_; }
+    /// A fresh KV prefix ("conclave-test/<random>/") so tests never see each other's keys.
+    std::string prefix() const { return prefix_; }
+
+private:
+    std::unique_ptr<dev::agent> agent_;
+    conclave::client_config config_;
+    std::string prefix_;
+};
+
+/// True (and a visible CTest skip marker is printed) when the test needs the dev agent's
+/// private controls but runs against an external Consul.
+bool skip_unless_dev_agent();
+
+/// A random RFC 4122-shaped UUID (an ID Consul does not know).
+std::string random_uuid();
+
+} // namespace conclave::test

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <conclave/client.hpp>
+#include <conclave/dev/agent.hpp>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
