@@ -1,0 +1,201 @@
+#include "consul/client_impl.hpp"
+
+#include "codec/duration.hpp"
+
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url.hpp>
+
+#include <charconv>
+
+namespace conclave {
+
+namespace bhttp = boost::beast::http;
+
+client::client(executor_type ex, client_config cfg)
+    : impl_(std::make_shared<detail::client_impl>(std::move(ex), std::move(cfg))) {}
+
+client::executor_type client::get_executor() const noexcept { return impl_->executor; }
+
+const client_config& client::config() const noexcept { return impl_->config; }
+
+client_stats client::stats() const noexcept {
+    const auto c = impl_->pool->counters();
+    return {impl_->requests, c.connects, impl_->retries, c.open, c.idle};
+}
+
+void client::close() { impl_->pool->close(); }
+
+namespace detail {
+
+client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
+    : executor(std::move(ex)), config(std::move(cfg)),
+      pool(std::make_shared<http::pool>(executor, config)) {}
+
+namespace {
+
+constexpr std::chrono::milliseconds default_query_wait{300000};
+constexpr std::chrono::milliseconds max_query_wait{600000};
+
+std::string build_target(const api_call& call, const std::string& default_dc) {
+    boost::urls::url u;
+    u.set_encoded_path(call.path);
+    auto params = u.params();
+    for (const auto& [name, value] : call.params) {
+        if (value)
+            params.append({name, *value});
+        else
+            params.append({name, boost::urls::no_value});
+    }
+    const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
+    if (!dc.empty())
+        params.append({"dc", dc});
+    return std::string(u.encoded_target());
+}
+
+// A failure that says the server closed an idle keep-alive connection before reading our
+// request: retrying a GET on a fresh connection is then safe.
+bool stale_connection_error(const error_code& ec) {
+    return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+           ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+           ec == bhttp::error::partial_message;
+}
+
+std::uint64_t parse_u64(std::string_view s) {
+    std::uint64_t v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+
+query_meta read_meta(const http::response& res) {
+    query_meta m;
+    if (auto it = res.find("X-Consul-Index"); it != res.end())
+        m.index = parse_u64(it->value());
+    if (auto it = res.find("X-Consul-KnownLeader"); it != res.end())
+        m.known_leader = it->value() == "true";
+    if (auto it = res.find("X-Consul-LastContact"); it != res.end())
+        m.last_contact = std::chrono::milliseconds{parse_u64(it->value())};
+    return m;
+}
+
+void describe_failure(const api_call& call, const error_code& ec, const client_config& cfg) {
+    if (!call.diag)
+        return;
+    call.diag->http_status = 0;
+    call.diag->server_message.clear();
+    call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " + call.path +
+                                " to " + cfg.describe_address() + ": " + ec.message();
+}
+
+} // namespace
+
+asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& call) {
+    using result = std::pair<error_code, api_reply>;
+    auto self = shared_from_this(); // outlive the client handle while in flight
+
+    http::request req{call.method, build_target(call, config.datacenter), 11};
+    req.set(bhttp::field::host, config.kind == client_config::transport::unix_socket
+                                    ? std::string("localhost")
+                                    : config.host + ":" + std::to_string(config.port));
+    req.set(bhttp::field::user_agent, "conclave/0.1");
+    if (!config.token.empty())
+        req.set("X-Consul-Token", config.token);
+    if (call.content_type)
+        req.set(bhttp::field::content_type, call.content_type);
+    req.body() = std::move(call.body);
+    req.keep_alive(true);
+    req.prepare_payload();
+
+    http::clock::duration timeout = config.request_timeout;
+    if (call.blocking) {
+        auto wait = call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
+        timeout += wait + wait / 16; // Consul adds up to wait/16 of jitter
+    }
+    const auto deadline = http::clock::now() + timeout;
+
+    for (int attempt = 0;; ++attempt) {
+        auto [ec, conn] = co_await pool->acquire(deadline);
+        if (ec) {
+            describe_failure(call, ec, config);
+            co_return result{ec, {}};
+        }
+        ++requests;
+        http::response res;
+        const auto remaining = deadline - http::clock::now();
+        ec = co_await conn->exchange(req, res, remaining, config.max_response_body);
+        if (!ec) {
+            conn.give_back();
+            api_reply reply;
+            reply.status = res.result_int();
+            reply.meta = read_meta(res);
+            reply.body = std::move(res.body());
+            co_return result{error_code{}, std::move(reply)};
+        }
+        const bool retry = attempt == 0 && conn.reused() && call.method == bhttp::verb::get &&
+                           stale_connection_error(ec);
+        conn = {}; // discard the broken connection, freeing its slot
+        if (retry) {
+            ++retries;
+            continue;
+        }
+        if (ec == boost::beast::error::timeout)
+            ec = make_error_code(errc::timeout);
+        describe_failure(call, ec, config);
+        co_return result{ec, {}};
+    }
+}
+
+void apply_query(api_call& call, const query_options& q) {
+    if (q.index > 0) {
+        call.param("index", std::to_string(q.index));
+        if (q.wait.count() > 0)
+            call.param("wait", codec::format_wait(q.wait));
+        call.blocking = true;
+        call.wait = q.wait;
+    }
+    if (q.mode == consistency::consistent)
+        call.flag("consistent");
+    else if (q.mode == consistency::stale)
+        call.flag("stale");
+    call.datacenter = q.datacenter;
+    call.diag = q.diag;
+}
+
+error_code status_error(const api_call& call, const api_reply& reply) {
+    const auto ec = make_error_code(errc_from_http_status(reply.status));
+    if (call.diag) {
+        call.diag->http_status = reply.status;
+        call.diag->server_message = reply.body;
+        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " +
+                                    call.path + ": Unexpected response code: " +
+                                    std::to_string(reply.status);
+    }
+    return ec;
+}
+
+error_code parse_error(const api_call& call, std::string_view what) {
+    if (call.diag) {
+        call.diag->http_status = 0;
+        call.diag->server_message.clear();
+        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " +
+                                    call.path + ": " + std::string(what);
+    }
+    return make_error_code(errc::bad_response);
+}
+
+std::optional<std::string> kv_path(std::string_view key, bool strip_leading_slash) {
+    if (strip_leading_slash && !key.empty() && key.front() == '/')
+        key.remove_prefix(1);
+    if ((!key.empty() && key.front() == '/') || key.find("//") != std::string_view::npos)
+        return std::nullopt;
+    return "/v1/kv/" + boost::urls::encode(key, boost::urls::unreserved_chars + '/');
+}
+
+std::string encode_segment(std::string_view s) {
+    return boost::urls::encode(s, boost::urls::unreserved_chars);
+}
+
+} // namespace detail
+} // namespace conclave

@@ -1,0 +1,76 @@
+// The shared state behind conclave::client: the pool, the config, and request plumbing.
+#pragma once
+
+#include <conclave/client.hpp>
+
+#include "http/pool.hpp"
+
+#include <boost/beast/http/verb.hpp>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace conclave::detail {
+
+namespace asio = boost::asio;
+
+/// One Consul API call, before it becomes an HTTP request.
+struct api_call {
+    boost::beast::http::verb method = boost::beast::http::verb::get;
+    std::string path; ///< percent-encoded, e.g. "/v1/kv/a%20b"
+    /// Query parameters; an empty optional value is a presence-only flag ("?recurse").
+    std::vector<std::pair<std::string, std::optional<std::string>>> params;
+    std::string body;
+    const char* content_type = nullptr;
+    std::string datacenter;
+    bool blocking = false;             ///< a blocking read (index > 0)
+    std::chrono::milliseconds wait{0}; ///< its wait (0: Consul's default)
+    diagnostics* diag = nullptr;
+
+    void flag(std::string name) { params.emplace_back(std::move(name), std::nullopt); }
+    void param(std::string name, std::string value) {
+        params.emplace_back(std::move(name), std::move(value));
+    }
+};
+
+/// What came back: status, body, meta headers.
+struct api_reply {
+    unsigned status = 0;
+    std::string body;
+    query_meta meta;
+};
+
+class client_impl : public std::enable_shared_from_this<client_impl> {
+public:
+    client_impl(asio::any_io_executor ex, client_config cfg);
+
+    /// Sends `call`; fails only for transport problems (any HTTP status is a reply).
+    /// GETs that fail on a reused keep-alive connection are retried once on a new one.
+    asio::awaitable<std::pair<error_code, api_reply>> send(api_call& call);
+
+    asio::any_io_executor executor;
+    client_config config;
+    std::shared_ptr<http::pool> pool;
+    std::uint64_t requests = 0;
+    std::uint64_t retries = 0;
+};
+
+/// Adds index/wait/consistency/dc of `q` to `call`.
+void apply_query(api_call& call, const query_options& q);
+
+/// The error for a reply whose status the endpoint does not accept; fills diag.
+error_code status_error(const api_call& call, const api_reply& reply);
+
+/// bad_response, with a note in diag.
+error_code parse_error(const api_call& call, std::string_view what);
+
+/// "/v1/kv/" + the key percent-encoded (slashes kept). Empty optional for a key Consul
+/// would redirect or reject: beginning with '/' (after `strip_leading_slash`), or with '//'.
+std::optional<std::string> kv_path(std::string_view key, bool strip_leading_slash);
+
+/// A path segment (session ID, node name) percent-encoded.
+std::string encode_segment(std::string_view s);
+
+} // namespace conclave::detail

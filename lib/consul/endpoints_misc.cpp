@@ -1,0 +1,144 @@
+// /v1/txn, /v1/status/leader and /v1/agent/self.
+#include "consul/client_impl.hpp"
+#include "consul/spawn.hpp"
+
+#include "codec/json.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace conclave {
+
+namespace bhttp = boost::beast::http;
+namespace json = boost::json;
+using detail::api_call;
+
+namespace {
+
+template <class T>
+using op_result = std::pair<error_code, T>;
+
+bool parse_txn_body(const std::string& body, txn_result& r) {
+    error_code ec;
+    auto v = json::parse(body, ec);
+    if (ec || !v.is_object())
+        return false;
+    const auto& o = v.get_object();
+    if (auto* results = o.if_contains("Results"); results && results->is_array()) {
+        for (const auto& item : results->get_array()) {
+            const json::value* kv = item.is_object() ? item.get_object().if_contains("KV") : nullptr;
+            if (!kv)
+                continue; // a non-KV result (node/service/check ops): not ours to read
+            kv_entry e;
+            if (!codec::kv_entry_from_json(*kv, e))
+                return false;
+            r.results.push_back(std::move(e));
+        }
+    }
+    if (auto* errors = o.if_contains("Errors"); errors && errors->is_array()) {
+        for (const auto& item : errors->get_array()) {
+            if (!item.is_object())
+                return false;
+            txn_error err;
+            if (auto* idx = item.get_object().if_contains("OpIndex"))
+                err.op_index = codec::json_u64(*idx).value_or(0);
+            if (auto* what = item.get_object().if_contains("What"); what && what->is_string())
+                err.what = std::string(what->get_string());
+            r.errors.push_back(std::move(err));
+        }
+    }
+    return true;
+}
+
+asio::awaitable<op_result<txn_result>> txn(std::shared_ptr<detail::client_impl> c,
+                                           std::vector<txn_op> ops, txn_options o) {
+    api_call call;
+    call.method = bhttp::verb::put;
+    call.path = "/v1/txn";
+    json::array body;
+    body.reserve(ops.size());
+    for (const auto& op : ops)
+        body.emplace_back(codec::txn_op_to_json(op));
+    call.body = json::serialize(body);
+    call.content_type = "application/json";
+    if (o.mode == consistency::consistent)
+        call.flag("consistent");
+    else if (o.mode == consistency::stale)
+        call.flag("stale");
+    call.datacenter = o.datacenter;
+    call.diag = o.diag;
+    auto [ec, reply] = co_await c->send(call);
+    if (ec)
+        co_return op_result<txn_result>{ec, {}};
+    if (reply.status != 200 && reply.status != 409)
+        co_return op_result<txn_result>{detail::status_error(call, reply), {}};
+    txn_result r;
+    r.committed = reply.status == 200;
+    r.meta = reply.meta;
+    if (!parse_txn_body(reply.body, r))
+        co_return op_result<txn_result>{detail::parse_error(call, "bad transaction result"), {}};
+    co_return op_result<txn_result>{error_code{}, std::move(r)};
+}
+
+asio::awaitable<op_result<std::string>> status_leader(std::shared_ptr<detail::client_impl> c,
+                                                      write_options o) {
+    api_call call;
+    call.path = "/v1/status/leader";
+    call.datacenter = o.datacenter;
+    call.diag = o.diag;
+    auto [ec, reply] = co_await c->send(call);
+    if (ec)
+        co_return op_result<std::string>{ec, {}};
+    if (reply.status != 200)
+        co_return op_result<std::string>{detail::status_error(call, reply), {}};
+    error_code pec;
+    auto v = json::parse(reply.body, pec);
+    if (pec || !v.is_string())
+        co_return op_result<std::string>{detail::parse_error(call, "expected a JSON string"), {}};
+    co_return op_result<std::string>{error_code{}, std::string(v.get_string())};
+}
+
+asio::awaitable<op_result<agent_info>> agent_self(std::shared_ptr<detail::client_impl> c,
+                                                  write_options o) {
+    api_call call;
+    call.path = "/v1/agent/self";
+    call.diag = o.diag;
+    auto [ec, reply] = co_await c->send(call);
+    if (ec)
+        co_return op_result<agent_info>{ec, {}};
+    if (reply.status != 200)
+        co_return op_result<agent_info>{detail::status_error(call, reply), {}};
+    error_code pec;
+    auto v = json::parse(reply.body, pec);
+    const json::value* cfg = nullptr;
+    if (!pec && v.is_object())
+        cfg = v.get_object().if_contains("Config");
+    if (!cfg || !cfg->is_object())
+        co_return op_result<agent_info>{detail::parse_error(call, "no Config object"), {}};
+    agent_info info;
+    const auto& co = cfg->get_object();
+    auto str = [&](std::string_view name) {
+        auto* f = co.if_contains(name);
+        return f && f->is_string() ? std::string(f->get_string()) : std::string();
+    };
+    info.node_name = str("NodeName");
+    info.datacenter = str("Datacenter");
+    info.version = str("Version");
+    co_return op_result<agent_info>{error_code{}, std::move(info)};
+}
+
+} // namespace
+
+void client::txn_impl(std::vector<txn_op> ops, txn_options o, handler<txn_result> h) {
+    detail::spawn_op(impl_->executor, txn(impl_, std::move(ops), std::move(o)), std::move(h));
+}
+
+void client::status_leader_impl(write_options o, handler<std::string> h) {
+    detail::spawn_op(impl_->executor, status_leader(impl_, std::move(o)), std::move(h));
+}
+
+void client::agent_self_impl(write_options o, handler<agent_info> h) {
+    detail::spawn_op(impl_->executor, agent_self(impl_, std::move(o)), std::move(h));
+}
+
+} // namespace conclave

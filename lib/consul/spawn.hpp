@@ -1,0 +1,53 @@
+// Runs an internal coroutine as the implementation of a public async_* operation.
+#pragma once
+
+#include <conclave/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <exception>
+#include <utility>
+
+namespace conclave::detail {
+
+namespace asio = boost::asio;
+
+/// The error code an escaped exception stands for. Cancellation surfaces inside Asio
+/// coroutines as a thrown operation_aborted; anything else unexpected becomes bad_response.
+inline error_code error_from_exception(std::exception_ptr e) noexcept {
+    try {
+        std::rethrow_exception(e);
+    } catch (const boost::system::system_error& se) {
+        return se.code();
+    } catch (...) {
+        return make_error_code(errc::bad_response);
+    }
+}
+
+/// co_spawns `op` and completes `handler` with its (error_code, T). The handler's
+/// cancellation slot drives the coroutine's cancellation; its executor runs the completion.
+template <class T>
+void spawn_op(asio::any_io_executor ex, asio::awaitable<std::pair<error_code, T>> op,
+              asio::any_completion_handler<void(error_code, T)> handler) {
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    auto handler_ex = asio::get_associated_executor(handler, ex);
+    auto complete = [h = std::move(handler)](std::exception_ptr e,
+                                             std::pair<error_code, T> r) mutable {
+        if (e)
+            std::move(h)(error_from_exception(e), T{});
+        else
+            std::move(h)(r.first, std::move(r.second));
+    };
+    asio::co_spawn(
+        ex, std::move(op),
+        asio::bind_cancellation_slot(slot, asio::bind_executor(handler_ex, std::move(complete))));
+}
+
+} // namespace conclave::detail

@@ -1,0 +1,56 @@
+// One HTTP/1.1 connection to Consul over TCP, TLS or a unix socket.
+#pragma once
+
+#include <conclave/config.hpp>
+#include <conclave/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+namespace conclave::detail::http {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+
+using request = bhttp::request<bhttp::string_body>;
+using response = bhttp::response<bhttp::string_body>;
+using clock = std::chrono::steady_clock;
+
+/// A keep-alive connection. Not copyable; the pool hands it to one request at a time.
+class connection {
+public:
+    virtual ~connection() = default;
+
+    /// Writes `req` and reads the response, all within `timeout`. Any error leaves the
+    /// connection unusable (the caller discards it).
+    virtual asio::awaitable<error_code> exchange(const request& req, response& res,
+                                                 clock::duration timeout,
+                                                 std::size_t body_limit) = 0;
+
+    /// True until a response asked to close the connection or an exchange failed.
+    bool reusable() const noexcept { return reusable_; }
+    /// When it went back to the pool (idle connections expire).
+    clock::time_point idle_since{};
+
+protected:
+    bool reusable_ = true;
+};
+
+/// Builds the TLS context a client uses (CA, client certificate, verification).
+/// Throws boost::system::system_error on unreadable files.
+std::shared_ptr<asio::ssl::context> make_tls_context(const tls_config& tls);
+
+/// Opens a connection as `cfg` says (TCP, TLS over TCP, unix socket), within `timeout`.
+/// `tls` must be non-null when cfg.tls.enabled.
+asio::awaitable<std::pair<error_code, std::unique_ptr<connection>>>
+open_connection(asio::any_io_executor ex, const client_config& cfg,
+                std::shared_ptr<asio::ssl::context> tls, clock::duration timeout);
+
+} // namespace conclave::detail::http

@@ -1,1 +1,0 @@
-// Placeholder: the HTTP layer is being written.

@@ -1,0 +1,163 @@
+#include "http/pool.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace conclave::detail::http {
+
+lease& lease::operator=(lease&& other) noexcept {
+    if (this != &other) {
+        if (pool_ && conn_)
+            pool_->release(std::move(conn_));
+        pool_ = std::move(other.pool_);
+        conn_ = std::move(other.conn_);
+        reused_ = other.reused_;
+    }
+    return *this;
+}
+
+lease::~lease() {
+    if (pool_ && conn_) {
+        conn_.reset(); // never reuse a connection whose exchange did not finish
+        pool_->free_slot();
+    }
+}
+
+void lease::give_back() {
+    if (pool_ && conn_)
+        pool_->release(std::move(conn_));
+    pool_.reset();
+}
+
+// A request waiting for a connection. It lives in the waiting coroutine's frame and
+// unlinks itself however that coroutine ends.
+struct pool::waiter {
+    waiter(pool& p, asio::any_io_executor ex, clock::time_point deadline)
+        : owner(p), timer(ex, deadline) {
+        pos = owner.waiters_.insert(owner.waiters_.end(), this);
+    }
+    ~waiter() {
+        if (queued)
+            owner.waiters_.erase(pos);
+        if (conn) // handed a connection but gone (cancelled): pass it on
+            owner.release(std::move(conn));
+        else if (slot_granted)
+            owner.free_slot();
+    }
+    void wake() {
+        queued = false;
+        owner.waiters_.erase(pos);
+        timer.cancel();
+    }
+
+    pool& owner;
+    asio::steady_timer timer;
+    std::list<waiter*>::iterator pos;
+    bool queued = true;
+    std::unique_ptr<connection> conn; // a released connection handed over directly
+    bool slot_granted = false;        // a freed slot handed over: open a new connection
+    bool closed = false;
+};
+
+pool::pool(asio::any_io_executor ex, client_config cfg) : ex_(std::move(ex)), cfg_(std::move(cfg)) {
+    if (cfg_.tls.enabled)
+        tls_ = make_tls_context(cfg_.tls);
+    if (cfg_.max_connections == 0)
+        cfg_.max_connections = 1;
+}
+
+asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point deadline) {
+    using result = std::pair<error_code, lease>;
+    auto self = shared_from_this();
+    if (closed_)
+        co_return result{make_error_code(errc::pool_closed), lease{}};
+
+    while (!idle_.empty()) {
+        auto c = std::move(idle_.back());
+        idle_.pop_back();
+        if (clock::now() - c->idle_since < cfg_.idle_timeout)
+            co_return result{error_code{}, lease{self, std::move(c), true}};
+        --open_; // expired while idle
+    }
+    if (open_ < cfg_.max_connections) {
+        ++open_;
+    } else {
+        waiter w{*this, ex_, deadline};
+        auto [ec] = co_await w.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (w.conn)
+            co_return result{error_code{}, lease{self, std::move(w.conn), true}};
+        if (w.slot_granted) {
+            w.slot_granted = false; // ours now: fall through to open a connection
+        } else if (w.closed) {
+            co_return result{make_error_code(errc::pool_closed), lease{}};
+        } else if (!ec) {
+            co_return result{make_error_code(errc::timeout), lease{}};
+        } else {
+            co_return result{asio::error::operation_aborted, lease{}};
+        }
+    }
+
+    // Holding a slot: open a connection. The slot is given back on every failure path.
+    struct slot_guard {
+        pool* p;
+        ~slot_guard() {
+            if (p)
+                p->free_slot();
+        }
+    } guard{this};
+    const auto remaining = std::max<clock::duration>(deadline - clock::now(), clock::duration{0});
+    const clock::duration connect_timeout = std::min<clock::duration>(cfg_.connect_timeout, remaining);
+    auto [ec, conn] = co_await open_connection(ex_, cfg_, tls_, connect_timeout);
+    if (ec) {
+        if (ec == boost::beast::error::timeout)
+            ec = make_error_code(errc::timeout);
+        co_return result{ec, lease{}};
+    }
+    guard.p = nullptr;
+    ++connects_;
+    co_return result{error_code{}, lease{self, std::move(conn), false}};
+}
+
+void pool::release(std::unique_ptr<connection> c) {
+    if (!c->reusable() || closed_) {
+        c.reset();
+        free_slot();
+        return;
+    }
+    c->idle_since = clock::now();
+    if (!waiters_.empty()) {
+        waiter* w = waiters_.front();
+        w->conn = std::move(c);
+        w->wake();
+        return;
+    }
+    idle_.push_back(std::move(c));
+}
+
+void pool::free_slot() {
+    if (!waiters_.empty() && !closed_) {
+        waiter* w = waiters_.front();
+        w->slot_granted = true; // the slot passes to the waiter; open_ is unchanged
+        w->wake();
+        return;
+    }
+    --open_;
+}
+
+void pool::close() {
+    closed_ = true;
+    open_ -= idle_.size();
+    idle_.clear();
+    while (!waiters_.empty()) {
+        waiter* w = waiters_.front();
+        w->closed = true;
+        w->wake();
+    }
+}
+
+pool_counters pool::counters() const { return {connects_, open_, idle_.size()}; }
+
+} // namespace conclave::detail::http
