@@ -20,7 +20,9 @@ std::string client_config::describe_address() const {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
 
 // Go's strconv.ParseBool.
 std::optional<bool> parse_bool(std::string_view s) {
@@ -88,7 +90,8 @@ std::string apply_http_addr(client_config& cfg, std::string_view address) {
     }
     if (host.empty())
         return "address '" + std::string(address) + "' has no host";
-    const bool tls = https.value_or(cfg.tls.enabled);
+    // As Go's api.NewClient: "http://" never reverts to http when TLS was requested.
+    const bool tls = https.value_or(false) || cfg.tls.enabled;
     unsigned long port = tls ? 443 : 80; // what Go's net/url does for a bare host
     if (!port_text.empty()) {
         if (!std::all_of(port_text.begin(), port_text.end(),
@@ -101,8 +104,7 @@ std::string apply_http_addr(client_config& cfg, std::string_view address) {
     cfg.kind = client_config::transport::tcp;
     cfg.host = std::move(host);
     cfg.port = static_cast<std::uint16_t>(port);
-    if (https)
-        cfg.tls.enabled = *https;
+    cfg.tls.enabled = tls;
     return {};
 }
 

@@ -1,7 +1,6 @@
 #include "codec/duration.hpp"
 
 #include <cstdint>
-#include <limits>
 
 namespace conclave::codec {
 
@@ -9,9 +8,22 @@ namespace {
 
 using std::chrono::nanoseconds;
 
+// Go's time.quote: control and non-ASCII bytes as \xNN, '"' and '\\' escaped.
 std::string quoted(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
     std::string out = "\"";
-    out.append(s);
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x80 || c < ' ') {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 0xF];
+        } else {
+            if (c == '"' || c == '\\')
+                out += '\\';
+            out += ch;
+        }
+    }
     out += '"';
     return out;
 }
@@ -33,7 +45,9 @@ std::uint64_t unit_scale(std::string_view unit) {
     return 0;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 } // namespace
 
@@ -54,7 +68,8 @@ duration_parse parse_go_duration(std::string_view text) {
 
     // Accumulate in long double-free integer arithmetic: whole part and a fraction scaled.
     std::uint64_t total = 0;
-    constexpr std::uint64_t max_total = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+    // As Go: accumulate magnitudes up to 2^63 (the magnitude of the most negative duration).
+    constexpr std::uint64_t max_total = std::uint64_t(1) << 63;
     while (!s.empty()) {
         if (!(is_digit(s.front()) || s.front() == '.'))
             return invalid();
@@ -62,10 +77,10 @@ duration_parse parse_go_duration(std::string_view text) {
         bool any_digits = false, overflow = false;
         while (!s.empty() && is_digit(s.front())) {
             any_digits = true;
-            if (whole > (max_total - 9) / 10)
+            if (overflow || whole > max_total / 10)
                 overflow = true;
-            else
-                whole = whole * 10 + std::uint64_t(s.front() - '0');
+            else if ((whole = whole * 10 + std::uint64_t(s.front() - '0')) > max_total)
+                overflow = true;
             s.remove_prefix(1);
         }
         std::uint64_t frac = 0, frac_scale = 1;
@@ -80,7 +95,7 @@ duration_parse parse_go_duration(std::string_view text) {
                 s.remove_prefix(1);
             }
         }
-        if (!any_digits)
+        if (!any_digits || overflow) // Go rejects an overflowing number before its unit
             return invalid();
         std::size_t unit_len = 0;
         while (unit_len < s.size() && s[unit_len] != '.' && !is_digit(s[unit_len]))
@@ -93,7 +108,7 @@ duration_parse parse_go_duration(std::string_view text) {
         if (scale == 0)
             return {std::nullopt,
                     "time: unknown unit " + quoted(unit) + " in duration " + quoted(text)};
-        if (overflow || whole > max_total / scale)
+        if (whole > max_total / scale)
             return invalid();
         std::uint64_t v = whole * scale;
         // Fraction: frac / frac_scale * scale, computed without overflow for sane inputs.
@@ -102,8 +117,11 @@ duration_parse parse_go_duration(std::string_view text) {
             return invalid();
         total += v;
     }
-    const auto signed_total = static_cast<std::int64_t>(total);
-    return {nanoseconds{negative ? -signed_total : signed_total}, {}};
+    if (!negative && total > max_total - 1)
+        return invalid();
+    // Modular conversion (C++20): 2^63 negated is the most negative duration.
+    return {nanoseconds{static_cast<std::int64_t>(negative ? std::uint64_t(0) - total : total)},
+            {}};
 }
 
 namespace {

@@ -1,0 +1,121 @@
+// Standard padded base64 (KV values in Consul's JSON).
+#include "codec/base64.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using conclave::codec::base64_decode;
+using conclave::codec::base64_encode;
+using namespace std::string_literals;
+
+TEST_CASE("base64: RFC 4648 test vectors", "[codec][base64]") {
+    const std::pair<std::string, std::string> vectors[] = {
+        {"", ""},
+        {"f", "Zg=="},
+        {"fo", "Zm8="},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="},
+        {"foobar", "Zm9vYmFy"},
+    };
+    for (const auto& [plain, encoded] : vectors) {
+        INFO("plain: \"" << plain << "\"");
+        CHECK(base64_encode(plain) == encoded);
+        auto decoded = base64_decode(encoded);
+        REQUIRE(decoded.has_value());
+        CHECK(*decoded == plain);
+    }
+}
+
+TEST_CASE("base64: empty input", "[codec][base64]") {
+    CHECK(base64_encode("").empty());
+    auto decoded = base64_decode("");
+    REQUIRE(decoded.has_value());
+    CHECK(decoded->empty());
+}
+
+TEST_CASE("base64: one, two and three byte tails", "[codec][base64]") {
+    CHECK(base64_encode("abcd") == "YWJjZA==");
+    CHECK(base64_encode("abcde") == "YWJjZGU=");
+    CHECK(base64_encode("abcdef") == "YWJjZGVm");
+    CHECK(base64_decode("YWJjZA==") == "abcd"s);
+    CHECK(base64_decode("YWJjZGU=") == "abcde"s);
+    CHECK(base64_decode("YWJjZGVm") == "abcdef"s);
+}
+
+TEST_CASE("base64: binary bytes", "[codec][base64]") {
+    CHECK(base64_encode("\0"s) == "AA==");
+    CHECK(base64_encode("\0\0\0"s) == "AAAA");
+    CHECK(base64_encode("\xff"s) == "/w==");
+    CHECK(base64_encode("\xff\xff\xff"s) == "////");
+    CHECK(base64_encode("\xfb\xef\xbe"s) == "++++");
+    CHECK(base64_encode("a\0b"s) == "YQBi");
+
+    CHECK(base64_decode("AA==") == "\0"s);
+    CHECK(base64_decode("AAA=") == "\0\0"s);
+    CHECK(base64_decode("AAAA") == "\0\0\0"s);
+    CHECK(base64_decode("/w==") == "\xff"s);
+    CHECK(base64_decode("////") == "\xff\xff\xff"s);
+    CHECK(base64_decode("++++") == "\xfb\xef\xbe"s);
+    CHECK(base64_decode("YQBi") == "a\0b"s); // an embedded NUL does not truncate
+
+    std::string all;
+    for (int i = 0; i < 256; ++i)
+        all += static_cast<char>(i);
+    for (std::size_t len = 0; len <= all.size(); len += 1 + len / 4) {
+        const std::string bytes = all.substr(all.size() - len);
+        INFO("length " << len);
+        const std::string encoded = base64_encode(bytes);
+        CHECK(encoded.size() == 4 * ((len + 2) / 3));
+        CHECK(encoded.find('\n') == std::string::npos);
+        CHECK(base64_decode(encoded) == bytes);
+    }
+}
+
+TEST_CASE("base64: large values encode on one line", "[codec][base64]") {
+    const std::string big(100000, '\x5a');
+    const std::string encoded = base64_encode(big);
+    CHECK(encoded.size() == 133336);
+    CHECK(encoded.substr(0, 8) == "WlpaWlpa");
+    CHECK(encoded.substr(encoded.size() - 8) == "WlpaWg==");
+    CHECK(base64_decode(encoded) == big);
+}
+
+TEST_CASE("base64: invalid length is rejected", "[codec][base64]") {
+    CHECK_FALSE(base64_decode("Z"));
+    CHECK_FALSE(base64_decode("Zg"));
+    CHECK_FALSE(base64_decode("Zg="));
+    CHECK_FALSE(base64_decode("Zm9vY"));
+    CHECK_FALSE(base64_decode("Zm9vYg="));
+    CHECK_FALSE(base64_decode("Zm9vYg==="));
+}
+
+TEST_CASE("base64: characters outside the standard alphabet are rejected", "[codec][base64]") {
+    CHECK_FALSE(base64_decode("Zm9!"));
+    CHECK_FALSE(base64_decode("Zm9-"));         // URL-safe alphabet
+    CHECK_FALSE(base64_decode("Zm9_"));         // URL-safe alphabet
+    CHECK_FALSE(base64_decode("Zm\x80v"s));     // non-ASCII
+    CHECK_FALSE(base64_decode("Zm\0v"s));       // NUL
+    CHECK_FALSE(base64_decode("Zm 9"));         // inner space
+    CHECK_FALSE(base64_decode("Zm9vYmFy    ")); // trailing whitespace
+    CHECK_FALSE(base64_decode("    Zm9vYmFy")); // leading whitespace
+    CHECK_FALSE(base64_decode("Zm9vYmF\n"));
+}
+
+TEST_CASE("base64: padding only at the end, at most two", "[codec][base64]") {
+    CHECK_FALSE(base64_decode("===="));
+    CHECK_FALSE(base64_decode("Z==="));
+    CHECK_FALSE(base64_decode("Zg=A"));
+    CHECK_FALSE(base64_decode("Z=9v"));
+    CHECK_FALSE(base64_decode("=m9v"));
+    CHECK_FALSE(base64_decode("Zg==Zm9v")); // padding before the last quantum
+    CHECK_FALSE(base64_decode("Zm8=Zm9v"));
+}
+
+TEST_CASE("base64: non-zero trailing bits are accepted, as Go's StdEncoding does",
+          "[codec][base64]") {
+    // Consul decodes with Go's non-strict StdEncoding, which ignores the unused bits.
+    CHECK(base64_decode("Zh==") == "f"s);
+    CHECK(base64_decode("Zm9=") == "fo"s);
+}
