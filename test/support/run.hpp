@@ -52,6 +52,19 @@ inline void run(asio::io_context& ioc, asio::awaitable<void> aw,
     run<int>(ioc, wrapper(std::move(aw)), limit);
 }
 
+/// Runs handlers until `done()` holds; throws after `limit`.
+template <class Predicate>
+void run_until(asio::io_context& ioc, Predicate done, std::chrono::milliseconds limit = 30s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw std::runtime_error("condition not reached within the time limit");
+        ioc.run_one_until(deadline);
+        if (ioc.stopped())
+            ioc.restart();
+    }
+}
+
 /// Runs the context for `d` (lets background work progress; not a synchronisation tool).
 inline void run_for(asio::io_context& ioc, std::chrono::milliseconds d) {
     ioc.run_for(d);

@@ -1,0 +1,28 @@
+// Runs `conclave agent -dev` as a child process, so the server under test does not share
+// the benchmark's event loop or CPU accounting.
+#pragma once
+
+#include <string>
+#include <sys/types.h>
+
+namespace conclave::bench {
+
+class agent_process {
+public:
+    /// Starts the agent on a free loopback port and waits until it listens.
+    /// Throws std::runtime_error when it cannot.
+    explicit agent_process(std::string extra_flags = {});
+    ~agent_process();
+    agent_process(const agent_process&) = delete;
+    agent_process& operator=(const agent_process&) = delete;
+
+    /// "127.0.0.1:<port>"
+    const std::string& address() const { return address_; }
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    std::string address_;
+};
+
+} // namespace conclave::bench

@@ -1,0 +1,41 @@
+#include "stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <sys/resource.h>
+
+namespace conclave::bench {
+
+summary summarize(std::vector<std::chrono::nanoseconds>& samples) {
+    summary s;
+    s.count = samples.size();
+    if (samples.empty())
+        return s;
+    std::sort(samples.begin(), samples.end());
+    auto at = [&](double q) {
+        const auto rank = static_cast<std::size_t>(std::ceil(q * double(samples.size())));
+        const auto idx = std::min(samples.size() - 1, rank == 0 ? 0 : rank - 1);
+        return double(samples[idx].count()) / 1000.0;
+    };
+    s.p50_us = at(0.50);
+    s.p90_us = at(0.90);
+    s.p99_us = at(0.99);
+    s.p999_us = at(0.999);
+    s.max_us = double(samples.back().count()) / 1000.0;
+    const auto total = std::accumulate(samples.begin(), samples.end(), std::chrono::nanoseconds{0});
+    s.mean_us = double(total.count()) / 1000.0 / double(samples.size());
+    return s;
+}
+
+std::chrono::microseconds process_cpu_time() {
+    rusage ru{};
+    ::getrusage(RUSAGE_SELF, &ru);
+    const auto us = [](const timeval& tv) {
+        return std::int64_t(tv.tv_sec) * 1000000 + std::int64_t(tv.tv_usec);
+    };
+    return std::chrono::microseconds{us(ru.ru_utime) + us(ru.ru_stime)};
+}
+
+} // namespace conclave::bench

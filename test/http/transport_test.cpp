@@ -1,0 +1,378 @@
+// The client's HTTP behaviour against scripted servers: status mapping, diagnostics,
+// broken connections, stale keep-alive retries, timeouts, pool limits, cancellation.
+#include "scripted_server.hpp"
+#include "support/run.hpp"
+
+#include <conclave/client.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto tuple_token = asio::as_tuple(asio::use_awaitable);
+constexpr auto awaitable = asio::use_awaitable;
+
+const std::vector<std::pair<std::string, std::string>> meta_headers{
+    {"Content-Type", "application/json"},
+    {"X-Consul-Index", "42"},
+    {"X-Consul-Knownleader", "true"},
+    {"X-Consul-Lastcontact", "7"},
+};
+
+client_config config_for(const scripted_server& s) {
+    client_config cfg;
+    cfg.port = s.port();
+    cfg.request_timeout = 2s;
+    return cfg;
+}
+
+scripted_reply ok_entry(const received_request&) {
+    return {http_response(
+        200, R"([{"LockIndex":0,"Key":"k","Flags":0,"Value":"dg==","CreateIndex":5,"ModifyIndex":6}])",
+        meta_headers)};
+}
+
+} // namespace
+
+TEST_CASE("a 500 maps to server_error with Consul's text in diagnostics", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(500, "No cluster leader")};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    diagnostics diag;
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {.diag = &diag}, tuple_token));
+    CHECK(ec == errc::server_error);
+    CHECK(is_retryable(ec));
+    CHECK(diag.http_status == 500);
+    CHECK(diag.server_message == "No cluster leader");
+    CHECK_FALSE(r.entry.has_value());
+}
+
+TEST_CASE("statuses map to their errc", "[http]") {
+    const std::vector<std::pair<unsigned, errc>> cases{
+        {400, errc::bad_request},    {403, errc::permission_denied},
+        {413, errc::request_too_large}, {429, errc::rate_limited},
+        {503, errc::unavailable},    {418, errc::unexpected_status}};
+    for (const auto& [status, expected] : cases) {
+        asio::io_context ioc;
+        scripted_server server{ioc, [status = status](const received_request&) {
+                                   return scripted_reply{http_response(status, "nope")};
+                               }};
+        client c{ioc.get_executor(), config_for(server)};
+        auto [ec, ok] = run(ioc, c.async_kv_put("k", "v", {}, tuple_token));
+        CHECK(ec == expected);
+        CHECK_FALSE(ok);
+    }
+}
+
+TEST_CASE("a 404 on a KV read is an empty result that keeps the index", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(
+                                   404, "", {{"X-Consul-Index", "9"},
+                                             {"X-Consul-Knownleader", "true"},
+                                             {"X-Consul-Lastcontact", "0"}})};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    auto [ec, r] = run(ioc, c.async_kv_get("missing", {}, tuple_token));
+    REQUIRE_FALSE(ec);
+    CHECK_FALSE(r.entry.has_value());
+    CHECK(r.meta.index == 9);
+    CHECK(r.meta.known_leader);
+}
+
+TEST_CASE("meta headers are read case-insensitively", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, ok_entry};
+    client c{ioc.get_executor(), config_for(server)};
+    auto r = run(ioc, c.async_kv_get("k", {}, awaitable));
+    REQUIRE(r.entry);
+    CHECK(r.entry->value == "v");
+    CHECK(r.entry->modify_index == 6);
+    CHECK(r.meta.index == 42);
+    CHECK(r.meta.known_leader);
+    CHECK(r.meta.last_contact == 7ms);
+}
+
+TEST_CASE("the request carries the token, encoded key and query options", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.message.method() == bhttp::verb::put)
+                                   return scripted_reply{http_response(200, "true")};
+                               return ok_entry(r);
+                           }};
+    auto cfg = config_for(server);
+    cfg.token = "secret-token";
+    cfg.datacenter = "dc9";
+    client c{ioc.get_executor(), cfg};
+    run(ioc, c.async_kv_get("a b/c?d",
+                            {.index = 17, .wait = 1500ms, .mode = consistency::consistent},
+                            awaitable));
+    run(ioc, c.async_kv_put("lock/key", "body",
+                            {.flags = lock_flag_value, .acquire = "sess-1", .datacenter = "dc2"},
+                            awaitable));
+    REQUIRE(server.requests().size() == 2);
+    const auto& get = server.requests()[0].message;
+    CHECK(get.target() == "/v1/kv/a%20b/c%3Fd?index=17&wait=1500ms&consistent&dc=dc9");
+    CHECK(get["X-Consul-Token"] == "secret-token");
+    const auto& put = server.requests()[1].message;
+    CHECK(put.target() == "/v1/kv/lock/key?flags=3304740253564472344&acquire=sess-1&dc=dc2");
+    CHECK(put.body() == "body");
+    CHECK(put[bhttp::field::content_type] == "application/octet-stream");
+}
+
+TEST_CASE("keys Consul would reject are refused without a request", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, ok_entry};
+    client c{ioc.get_executor(), config_for(server)};
+    diagnostics diag;
+    auto [ec1, ok] = run(ioc, c.async_kv_put("/abs", "v", {.diag = &diag}, tuple_token));
+    CHECK(ec1 == errc::invalid_argument);
+    CHECK(diag.client_message.find("/abs") != std::string::npos);
+    auto [ec2, r] = run(ioc, c.async_kv_get("a//b", {}, tuple_token));
+    CHECK(ec2 == errc::invalid_argument);
+    auto [ec3, ok3] = run(ioc, c.async_kv_put("k", "v", {.cas = 0, .acquire = "s"}, tuple_token));
+    CHECK(ec3 == errc::invalid_argument);
+    CHECK(server.requests().empty());
+}
+
+TEST_CASE("a server closing mid-response is an error, never a success", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{
+                                   "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n[{\"Key\"", true};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    diagnostics diag;
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {.diag = &diag}, tuple_token));
+    CHECK(ec);
+    CHECK(is_retryable(ec));
+    CHECK_FALSE(r.entry.has_value());
+    CHECK(diag.client_message.find("/v1/kv/k") != std::string::npos);
+}
+
+TEST_CASE("malformed JSON is bad_response", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(200, "[{not json")};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {}, tuple_token));
+    CHECK(ec == errc::bad_response);
+}
+
+TEST_CASE("a response larger than max_response_body is refused", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(200, std::string(4096, 'x'))};
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_response_body = 1024;
+    client c{ioc.get_executor(), cfg};
+    auto [ec, r] = run(ioc, c.async_kv_get_raw("k", {}, tuple_token));
+    CHECK(ec);
+}
+
+TEST_CASE("connection refused is a retryable error naming the address", "[http]") {
+    asio::io_context ioc;
+    std::uint16_t port = 0;
+    {
+        asio::ip::tcp::acceptor probe{ioc, {asio::ip::make_address("127.0.0.1"), 0}};
+        port = probe.local_endpoint().port();
+    } // closed: nothing listens there now
+    client_config cfg;
+    cfg.port = port;
+    client c{ioc.get_executor(), cfg};
+    diagnostics diag;
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {.diag = &diag}, tuple_token));
+    CHECK(ec == asio::error::connection_refused);
+    CHECK(is_retryable(ec));
+    CHECK(diag.client_message.find(std::to_string(port)) != std::string::npos);
+}
+
+TEST_CASE("a GET on a stale keep-alive connection is retried once on a new one", "[http]") {
+    asio::io_context ioc;
+    // Every connection serves one request, then the server closes it without saying so
+    // (no Connection: close), as an idle timeout on the server side would.
+    scripted_server server{ioc, [](const received_request& r) {
+                               auto reply = ok_entry(r);
+                               reply.close_after = true;
+                               return reply;
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    run(ioc, c.async_kv_get("k", {}, awaitable));
+    // Let the client notice nothing: the close races with the next request on purpose.
+    auto r = run(ioc, c.async_kv_get("k", {}, awaitable));
+    CHECK(r.entry);
+    CHECK(server.connections() == 2);
+    CHECK(c.stats().retries == 1);
+}
+
+TEST_CASE("a PUT on a stale keep-alive connection is not retried", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(200, "true"), true};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    CHECK(run(ioc, c.async_kv_put("k", "v", {}, awaitable)));
+    auto [ec, ok] = run(ioc, c.async_kv_put("k", "v", {}, tuple_token));
+    CHECK(ec);
+    CHECK_FALSE(ok);
+    CHECK(server.requests().size() == 1); // the second write was never delivered twice
+    CHECK(c.stats().retries == 0);
+}
+
+TEST_CASE("a server that never answers times out with errc::timeout", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               scripted_reply r;
+                               r.hang = true;
+                               return r;
+                           }};
+    auto cfg = config_for(server);
+    cfg.request_timeout = 200ms;
+    client c{ioc.get_executor(), cfg};
+    const auto start = std::chrono::steady_clock::now();
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {}, tuple_token));
+    CHECK(ec == errc::timeout);
+    CHECK(std::chrono::steady_clock::now() - start >= 150ms);
+}
+
+TEST_CASE("a blocking read gets wait plus jitter plus the request timeout", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               auto reply = ok_entry(r);
+                               reply.delay = 400ms; // longer than request_timeout alone
+                               return reply;
+                           }};
+    auto cfg = config_for(server);
+    cfg.request_timeout = 200ms;
+    client c{ioc.get_executor(), cfg};
+    auto [ec, r] = run(ioc, c.async_kv_get("k", {.index = 5, .wait = 300ms}, tuple_token));
+    CHECK_FALSE(ec);
+    CHECK(r.entry);
+}
+
+TEST_CASE("the pool never opens more than max_connections", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               auto reply = ok_entry(r);
+                               reply.delay = 20ms;
+                               return reply;
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_connections = 2;
+    client c{ioc.get_executor(), cfg};
+    auto many = [](client& c) -> asio::awaitable<int> {
+        using namespace asio::experimental::awaitable_operators;
+        auto [a, b] = co_await (c.async_kv_get("k", {}, asio::use_awaitable) &&
+                                c.async_kv_get("k", {}, asio::use_awaitable));
+        auto [d, e] = co_await (c.async_kv_get("k", {}, asio::use_awaitable) &&
+                                c.async_kv_get("k", {}, asio::use_awaitable));
+        co_return int(a.entry.has_value()) + int(b.entry.has_value()) +
+            int(d.entry.has_value()) + int(e.entry.has_value());
+    };
+    // Six requests at once through two connections.
+    auto six = [&]() -> asio::awaitable<int> {
+        using namespace asio::experimental::awaitable_operators;
+        auto [x, y, z] = co_await (many(c) && many(c) && many(c));
+        co_return x + y + z;
+    };
+    CHECK(run(ioc, six()) == 12);
+    CHECK(server.connections() <= 2);
+    CHECK(c.stats().connects <= 2);
+}
+
+TEST_CASE("a request waiting for a pooled connection times out", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.message.target().find("index=") != std::string::npos) {
+                                   scripted_reply hang;
+                                   hang.hang = true;
+                                   return hang;
+                               }
+                               return ok_entry(r);
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_connections = 1;
+    cfg.request_timeout = 200ms;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<error_code> {
+        using namespace asio::experimental::awaitable_operators;
+        // The blocking read holds the only connection for ~1 s.
+        auto result = co_await (c.async_kv_get("k", {.index = 3, .wait = 1s}, tuple_token) ||
+                                c.async_kv_get("k", {}, tuple_token));
+        co_return std::get<0>(std::get<1>(result));
+    };
+    CHECK(run(ioc, scenario()) == errc::timeout);
+}
+
+TEST_CASE("cancelling a request completes with operation_aborted and frees its slot",
+          "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.message.target().find("hang") != std::string::npos) {
+                                   scripted_reply hang;
+                                   hang.hang = true;
+                                   return hang;
+                               }
+                               return ok_entry(r);
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_connections = 1;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, bool>> {
+        asio::cancellation_signal cancel;
+        asio::steady_timer t{c.get_executor(), 100ms};
+        t.async_wait([&](error_code) { cancel.emit(asio::cancellation_type::terminal); });
+        auto [ec, r] = co_await c.async_kv_get(
+            "hang", {}, asio::bind_cancellation_slot(cancel.slot(), tuple_token));
+        auto [ec2, r2] = co_await c.async_kv_get("k", {}, tuple_token);
+        co_return std::pair{ec, !ec2 && r2.entry.has_value()};
+    };
+    auto [ec, second_ok] = run(ioc, scenario());
+    CHECK(ec == asio::error::operation_aborted);
+    CHECK(second_ok);
+}
+
+TEST_CASE("a client talks over a unix socket", "[http]") {
+    asio::io_context ioc;
+    const std::string path = "/tmp/conclave-test-" + std::to_string(::getpid()) + ".sock";
+    scripted_server server{ioc, path, ok_entry};
+    client_config cfg;
+    REQUIRE(apply_http_addr(cfg, "unix://" + path).empty());
+    client c{ioc.get_executor(), cfg};
+    auto r = run(ioc, c.async_kv_get("k", {}, awaitable));
+    CHECK(r.entry);
+}
+
+TEST_CASE("close() fails requests waiting for a connection with pool_closed", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               scripted_reply hang;
+                               hang.hang = true;
+                               return hang;
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_connections = 1;
+    client c{ioc.get_executor(), cfg};
+    std::vector<error_code> results;
+    auto record = [&](error_code ec, const kv_get_result&) { results.push_back(ec); };
+    c.async_kv_get("x", {}, record); // takes the only connection; the server hangs
+    c.async_kv_get("y", {}, record); // waits for that connection
+    run_until(ioc, [&] { return server.requests().size() == 1; });
+    c.close();
+    run_until(ioc, [&] { return results.size() == 1; });
+    CHECK(results[0] == errc::pool_closed); // the waiter failed at once
+    server.stop();
+    run_until(ioc, [&] { return results.size() == 2; });
+    CHECK(results[1]);
+}
