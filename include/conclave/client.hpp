@@ -163,6 +163,7 @@ private:
     template <class T>
     using handler = asio::any_completion_handler<void(error_code, T)>;
 
+    // Starts an operation: `impl` gets the arguments and a type-erased handler.
     template <class T, class Impl, class Token, class... Args>
     auto initiate(Impl impl, Token& token, Args&&... args) {
         return asio::async_initiate<Token, void(error_code, T)>(

@@ -7,9 +7,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace conclave {
+
+// About the option types below: each declares a default constructor, so none is an
+// aggregate and designated initializers ({.index = 5}) do not compile. That is on purpose:
+// g++ 12 destroys an aggregate temporary twice when it appears in a co_await expression
+// (GCC PR 107288 family), e.g. `co_await c.async_kv_get(k, {.index = 5})` corrupts the
+// heap. Set fields by name instead: `query_options{}.with_index(5)`, or on a named object.
 
 /// Flags of a key written by Consul's Go api.Lock (and `consul lock`).
 inline constexpr std::uint64_t lock_flag_value = 3304740253564472344ULL;
@@ -37,17 +44,56 @@ enum class consistency {
 
 /// Options of every read. A blocking read is one with index > 0.
 struct query_options {
-    std::uint64_t index = 0;             ///< block until the result's index exceeds this
-    std::chrono::milliseconds wait{0};   ///< blocking wait (0: Consul's default, 5 min)
+    query_options() = default;
+
+    std::uint64_t index = 0;           ///< block until the result's index exceeds this
+    std::chrono::milliseconds wait{0}; ///< blocking wait (0: Consul's default, 5 min)
     consistency mode = consistency::default_mode;
-    std::string datacenter;              ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr;         ///< filled on error when not null
+    std::string datacenter;      ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr; ///< filled on error when not null
+
+    query_options& with_index(std::uint64_t v) {
+        index = v;
+        return *this;
+    }
+    query_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+    query_options& with_mode(consistency v) {
+        mode = v;
+        return *this;
+    }
+    query_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    query_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
+
+    /// A blocking read: return when the index passes `after`, or after `wait`.
+    static query_options blocking(std::uint64_t after, std::chrono::milliseconds wait) {
+        return query_options{}.with_index(after).with_wait(wait);
+    }
 };
 
 /// Options of every write.
 struct write_options {
+    write_options() = default;
+
     std::string datacenter;
     diagnostics* diag = nullptr;
+
+    write_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    write_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
 };
 
 /// What Consul says about the state a read saw (X-Consul-* headers).
@@ -78,12 +124,25 @@ struct kv_keys_result {
 };
 
 struct kv_keys_options {
+    kv_keys_options() = default;
+
     query_options query;
     std::string separator; ///< collapse keys at the first separator after the prefix
+
+    kv_keys_options& with_query(query_options v) {
+        query = std::move(v);
+        return *this;
+    }
+    kv_keys_options& with_separator(std::string v) {
+        separator = std::move(v);
+        return *this;
+    }
 };
 
 /// A KV write. At most one of cas, acquire, release may be set.
 struct kv_put_options {
+    kv_put_options() = default;
+
     /// Flags to store. Every write replaces the flags: a write without them stores 0.
     std::uint64_t flags = 0;
     std::optional<std::uint64_t> cas; ///< 0: create only if absent; N: only if ModifyIndex == N
@@ -91,13 +150,57 @@ struct kv_put_options {
     std::string release;              ///< unlock held by this session
     std::string datacenter;
     diagnostics* diag = nullptr;
+
+    kv_put_options& with_flags(std::uint64_t v) {
+        flags = v;
+        return *this;
+    }
+    kv_put_options& with_cas(std::uint64_t v) {
+        cas = v;
+        return *this;
+    }
+    kv_put_options& with_acquire(std::string session) {
+        acquire = std::move(session);
+        return *this;
+    }
+    kv_put_options& with_release(std::string session) {
+        release = std::move(session);
+        return *this;
+    }
+    kv_put_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    kv_put_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
 };
 
 struct kv_delete_options {
+    kv_delete_options() = default;
+
     bool recurse = false;             ///< delete every key with this prefix
     std::optional<std::uint64_t> cas; ///< only if ModifyIndex == N (absent key: true)
     std::string datacenter;
     diagnostics* diag = nullptr;
+
+    kv_delete_options& with_recurse(bool v = true) {
+        recurse = v;
+        return *this;
+    }
+    kv_delete_options& with_cas(std::uint64_t v) {
+        cas = v;
+        return *this;
+    }
+    kv_delete_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    kv_delete_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
 };
 
 enum class session_behavior {
@@ -113,9 +216,11 @@ struct service_check {
 
 /// Creation parameters of a session.
 struct session_options {
+    session_options() = default;
+
     std::string name;
-    std::string node;                     ///< empty: the agent's node
-    std::chrono::milliseconds ttl{0};     ///< 0: no TTL
+    std::string node;                 ///< empty: the agent's node
+    std::chrono::milliseconds ttl{0}; ///< 0: no TTL
     /// Lock-delay. Empty: Consul's default (15 s). An explicit 0 disables it and is sent.
     std::optional<std::chrono::milliseconds> lock_delay;
     session_behavior behavior = session_behavior::release;
@@ -125,6 +230,48 @@ struct session_options {
     std::vector<service_check> service_checks;
     std::string datacenter;
     diagnostics* diag = nullptr;
+
+    session_options& with_name(std::string v) {
+        name = std::move(v);
+        return *this;
+    }
+    session_options& with_node(std::string v) {
+        node = std::move(v);
+        return *this;
+    }
+    session_options& with_ttl(std::chrono::milliseconds v) {
+        ttl = v;
+        return *this;
+    }
+    session_options& with_lock_delay(std::chrono::milliseconds v) {
+        lock_delay = v;
+        return *this;
+    }
+    session_options& with_behavior(session_behavior v) {
+        behavior = v;
+        return *this;
+    }
+    session_options& with_node_checks(std::vector<std::string> v) {
+        node_checks = std::move(v);
+        return *this;
+    }
+    /// No node checks: the session is bound to nothing but its TTL (or explicit destroy).
+    session_options& without_node_checks() {
+        node_checks.emplace();
+        return *this;
+    }
+    session_options& with_service_checks(std::vector<service_check> v) {
+        service_checks = std::move(v);
+        return *this;
+    }
+    session_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    session_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
 };
 
 /// A session as Consul reports it.
@@ -134,8 +281,8 @@ struct session_entry {
     std::string node;
     std::chrono::nanoseconds lock_delay{0};
     session_behavior behavior = session_behavior::release;
-    std::string ttl_text;             ///< "TTL" exactly as stored ("" when none)
-    std::chrono::nanoseconds ttl{0};  ///< ttl_text parsed
+    std::string ttl_text;            ///< "TTL" exactly as stored ("" when none)
+    std::chrono::nanoseconds ttl{0}; ///< ttl_text parsed
     std::vector<std::string> node_checks;
     std::vector<service_check> service_checks;
     std::uint64_t create_index = 0;
@@ -170,6 +317,8 @@ enum class kv_verb {
 
 /// One KV operation of a transaction. Build them with the named factories.
 struct txn_op {
+    txn_op() = default;
+
     kv_verb verb = kv_verb::get;
     std::string key;
     std::string value;
@@ -208,9 +357,24 @@ struct txn_result {
 };
 
 struct txn_options {
+    txn_options() = default;
+
     consistency mode = consistency::default_mode; ///< read-only transactions only
     std::string datacenter;
     diagnostics* diag = nullptr;
+
+    txn_options& with_mode(consistency v) {
+        mode = v;
+        return *this;
+    }
+    txn_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    txn_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
 };
 
 /// Part of /v1/agent/self.
