@@ -99,11 +99,9 @@ TEST_CASE_METHOD(client_fixture, "invalid session options are rejected with Cons
         CHECK(ec == errc::server_error);
         CHECK(diag.http_status == 500);
         CHECK(diag.server_message.find("Invalid Session TTL") != std::string::npos);
+        std::vector<std::string> unknown_check{"no-such-check"};
         auto [ec2, id2] = co_await consul.async_session_create(
-            session_options{}
-                .with_node_checks(std::vector<std::string>{"no-such-check"})
-                .with_diag(&diag),
-            tuple_token);
+            session_options{}.with_node_checks(unknown_check).with_diag(&diag), tuple_token);
         CHECK(ec2 == errc::server_error);
         CHECK(diag.server_message.find("Missing check 'no-such-check' registration") !=
               std::string::npos);
