@@ -183,6 +183,10 @@ int agent_command(args a) {
     dev::agent agent(ioc.get_executor(), cfg);
     try {
         agent.start();
+    } catch (const boost::system::system_error& e) {
+        std::fprintf(stderr, "conclave agent: cannot listen on %s: %s\n", http_addr.c_str(),
+                     e.code().message().c_str());
+        return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "conclave agent: cannot listen on %s: %s\n", http_addr.c_str(),
                      e.what());
