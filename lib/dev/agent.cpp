@@ -6,13 +6,15 @@
 #include <conclave/dev/agent.hpp>
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 namespace conclave::dev {
 
 namespace detail {
 
 agent_impl::agent_impl(boost::asio::any_io_executor executor, agent_config config)
-    : ex(std::move(executor))
+    // A strand, so an io_context run by several threads still runs the agent serially.
+    : ex(boost::asio::make_strand(std::move(executor)))
     , cfg(std::move(config))
     , state(cfg.node_name, cfg.datacenter)
     , rng(std::random_device{}()) {

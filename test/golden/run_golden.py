@@ -44,24 +44,7 @@ def main() -> int:
     cmd += [a for a in args.extra_agent_args.split() if a]
     agent = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        line = read_first_line(agent.stdout, 15.0)
-        m = LISTEN_RE.search(line or "")
-        if not m:
-            print(f"agent did not report its address (got {line!r})", file=sys.stderr)
-            return 1
-        base = f"http://{m.group(1)}:{m.group(2)}"
-        golden_py = os.path.join(args.golden, "golden.py")
-        rep = subprocess.run(
-            [sys.executable, golden_py, "replay", "--base", base, "--golden", args.golden,
-             "--only", args.scenario],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
-        sys.stdout.write(rep.stdout)
-        if rep.returncode != 0:
-            return 1
-        if not re.search(r"^1 passed, 0 failed$", rep.stdout, re.M):
-            print(f"scenario {args.scenario!r} did not run", file=sys.stderr)
-            return 1
-        return 0
+        status = replay(agent, args)
     finally:
         agent.terminate()
         try:
@@ -69,10 +52,34 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             agent.kill()
             agent.wait()
-        err = agent.stderr.read() if agent.stderr else ""
-        if agent.returncode not in (0, -15):
-            print(f"agent exited with {agent.returncode}:\n{err}", file=sys.stderr)
+    err = agent.stderr.read() if agent.stderr else ""
+    if agent.returncode != 0:
+        # A clean SIGTERM shutdown exits 0; anything else (a crash, a sanitizer report)
+        # fails the test.
+        print(f"agent exited with {agent.returncode}:\n{err}", file=sys.stderr)
+        status = 1
+    return status
 
+
+def replay(agent: subprocess.Popen, args) -> int:
+    line = read_first_line(agent.stdout, 15.0)
+    m = LISTEN_RE.search(line or "")
+    if not m:
+        print(f"agent did not report its address (got {line!r})", file=sys.stderr)
+        return 1
+    base = f"http://{m.group(1)}:{m.group(2)}"
+    golden_py = os.path.join(args.golden, "golden.py")
+    rep = subprocess.run(
+        [sys.executable, golden_py, "replay", "--base", base, "--golden", args.golden,
+         "--only", args.scenario],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    sys.stdout.write(rep.stdout)
+    if rep.returncode != 0:
+        return 1
+    if not re.search(r"^1 passed, 0 failed$", rep.stdout, re.M):
+        print(f"scenario {args.scenario!r} did not run", file=sys.stderr)
+        return 1
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())
