@@ -249,7 +249,7 @@ TEST_CASE("reaping tombstones moves a list index backwards", "[agent][controls]"
     }(f));
 }
 
-TEST_CASE("the stats endpoint is always on; the other controls only when enabled",
+TEST_CASE("the stats endpoint is always on, the other controls only when enabled",
           "[agent][controls]") {
     auto cfg = test_agent_config();
     cfg.enable_test_controls = false;

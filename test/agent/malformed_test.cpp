@@ -27,7 +27,7 @@ bool starts_with(const std::string& s, const std::string& p) {
 
 } // namespace
 
-TEST_CASE("garbage bytes get 400 and a closed connection; others keep working",
+TEST_CASE("garbage bytes get 400 and a closed connection, others keep working",
           "[agent][malformed]") {
     agent_fixture f;
     run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
@@ -187,7 +187,7 @@ TEST_CASE("keep-alive and pipelined requests are answered in order", "[agent][ma
     }(f));
 }
 
-TEST_CASE("wrong methods get 405 with Allow; OPTIONS lists the methods", "[agent][malformed]") {
+TEST_CASE("wrong methods get 405 with Allow, OPTIONS lists the methods", "[agent][malformed]") {
     agent_fixture f;
     run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
         const http_reply post = co_await http(f.port(), "POST", "/v1/kv/k", "x");
