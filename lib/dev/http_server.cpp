@@ -297,7 +297,8 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                 auto [wec, wn] = co_await http::async_write(stream, res, use);
                 (void)wn;
                 if (!wec)
-                    co_await close_gracefully(stream, req.content_length + (64 << 10));
+                    co_await close_gracefully(
+                        stream, std::min<std::int64_t>(req.content_length + (64 << 10), 16 << 20));
                 break;
             }
 
