@@ -1,0 +1,64 @@
+// JSON the way Consul (Go's encoding/json) reads and writes it: a parser that reports Go's
+// syntax errors verbatim and keeps number literals as text, helpers that produce Go's
+// UnmarshalTypeError texts, and a writer that matches json.MarshalIndent (HTML-safe
+// escaping, 4-space indent) as a dev agent sends it.
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace conclave::dev::detail::gojson {
+
+enum class kind { null, boolean, number, string, array, object };
+
+/// A parsed JSON value. Numbers keep their literal text; strings are decoded (invalid
+/// UTF-8 and lone surrogates become U+FFFD, as in Go).
+struct value {
+    kind k = kind::null;
+    bool b = false;
+    std::string text; ///< number literal, or decoded string
+    std::vector<value> items;
+    std::vector<std::pair<std::string, value>> members;
+
+    bool is_null() const { return k == kind::null; }
+};
+
+struct parse_result {
+    std::optional<value> v;
+    std::string error; ///< Go's message ("EOF", "unexpected EOF", "invalid character ...")
+};
+
+/// json.NewDecoder(body).Decode: the first JSON value of the input; bytes after it are
+/// ignored. Empty (or all-space) input gives "EOF".
+parse_result decode_first(std::string_view input);
+
+/// json.Unmarshal: the whole input must be one value.
+parse_result unmarshal(std::string_view input);
+
+/// What encoding/json calls the JSON value in an UnmarshalTypeError: "string", "number",
+/// "bool", "object", "array".
+std::string_view describe(const value& v);
+
+/// "json: cannot unmarshal <what> into Go struct field <Struct>.<path> of type <type>", or
+/// "... into Go value of type <type>" when struct_name and field_path are both empty.
+std::string type_error(std::string_view what, std::string_view struct_name,
+                       std::string_view field_path, std::string_view go_type);
+
+/// Finds a member the way encoding/json matches struct fields: exact name first, then
+/// ASCII case-insensitively. With duplicate keys Go applies every occurrence in order, so
+/// the last matching one wins; this returns that one.
+const value* find_field(const value& object, std::string_view name);
+
+/// Go's json.MarshalIndent(v, "", "    ") followed by "\n" (a dev agent's JSON bodies).
+std::string marshal_indent(const boost::json::value& v);
+
+/// Go's compact json.Marshal (used for test-control bodies and tests).
+std::string marshal(const boost::json::value& v);
+
+} // namespace conclave::dev::detail::gojson

@@ -1,0 +1,49 @@
+// Small re-implementations of Go standard-library behaviour whose exact output Consul
+// exposes on the wire: strconv quoting and integer parsing errors, base64 decoding errors,
+// go-memdb's UUID index parsing. Sans-I/O, no Boost.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace conclave::dev::detail {
+
+/// strconv.Quote: a double-quoted Go string literal (also what fmt's %q and %#v print).
+std::string go_quote(std::string_view s);
+
+/// encoding/json's quoteChar: the byte as it appears in a syntax error, e.g. 'x', '\n'.
+std::string go_quote_char(unsigned char c);
+
+struct parsed_uint {
+    std::optional<std::uint64_t> value;
+    std::string error; ///< strconv's message, e.g. `strconv.ParseUint: parsing "x": invalid syntax`
+};
+
+/// strconv.ParseUint(s, 10, bits).
+parsed_uint go_parse_uint(std::string_view s, int bits = 64);
+
+struct decoded_bytes {
+    std::optional<std::string> value;
+    std::string error; ///< `illegal base64 data at input byte N`
+};
+
+/// base64.StdEncoding.DecodeString, with Go's error offsets.
+decoded_bytes go_base64_decode(std::string_view s);
+
+struct parsed_uuid {
+    std::optional<std::string> bytes; ///< the index key go-memdb derives from the text
+    std::string error;                ///< e.g. `UUID must be 36 characters`
+};
+
+/// go-memdb's UUIDFieldIndex lookup key (length 36 enforced, hyphens anywhere, hex pairs).
+parsed_uuid memdb_uuid(std::string_view s);
+
+/// Lower-case ASCII copy.
+std::string ascii_lower(std::string_view s);
+
+/// ASCII case-insensitive equality.
+bool ascii_iequals(std::string_view a, std::string_view b);
+
+} // namespace conclave::dev::detail

@@ -1,0 +1,401 @@
+#include "dev/agent_impl.hpp"
+#include "dev/http_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include <array>
+#include <unordered_set>
+
+namespace conclave::dev::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint32_t header_limit = (1u << 20) + 4096; // Go's MaxHeaderBytes + slack
+constexpr std::int64_t generic_body_limit = 8 << 20;
+constexpr auto idle_timeout = 10min;
+constexpr auto io_timeout = 60s;
+
+constexpr auto use = asio::as_tuple(asio::use_awaitable);
+
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
+}
+
+// Go's answer to a request it cannot parse.
+std::string raw_error(std::string_view status, std::string_view detail = {}) {
+    std::string body(status);
+    if (!detail.empty()) {
+        body += ": ";
+        body += detail;
+    }
+    return "HTTP/1.1 " + std::string(status) +
+           "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + body;
+}
+
+} // namespace
+
+struct connection final : disconnect_probe, std::enable_shared_from_this<connection> {
+    explicit connection(tcp::socket s)
+        : stream(std::move(s)) {}
+
+    beast::tcp_stream stream;
+    std::function<void()> on_gone;
+    std::uint64_t generation = 0;
+    bool armed = false;
+
+    void arm(std::function<void()> cb) override {
+        on_gone = std::move(cb);
+        armed = true;
+        const std::uint64_t gen = ++generation;
+        auto self = shared_from_this();
+        stream.socket().async_wait(
+            tcp::socket::wait_read,
+            [self, gen](const boost::system::error_code& ec) { self->probe_ready(ec, gen); });
+    }
+
+    void disarm() override {
+        if (!armed)
+            return;
+        armed = false;
+        ++generation;
+        on_gone = nullptr;
+        boost::system::error_code ec;
+        stream.socket().cancel(ec);
+    }
+
+    void probe_ready(const boost::system::error_code& ec, std::uint64_t gen) {
+        if (ec == asio::error::operation_aborted || gen != generation || !armed)
+            return;
+        bool gone = static_cast<bool>(ec);
+        if (!gone) {
+            char byte = 0;
+            boost::system::error_code rec;
+            const std::size_t n =
+                stream.socket().receive(asio::buffer(&byte, 1), tcp::socket::message_peek, rec);
+            gone = rec || n == 0;
+        }
+        if (!gone)
+            return; // the next request is already here (pipelining): stop watching
+        armed = false;
+        auto cb = std::move(on_gone);
+        on_gone = nullptr;
+        if (cb)
+            cb();
+    }
+};
+
+struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
+    explicit impl(agent_impl& a)
+        : agent(a)
+        , acceptor(a.ex) {}
+
+    agent_impl& agent;
+    tcp::acceptor acceptor;
+    std::unordered_set<connection*> connections;
+    std::uint16_t port = 0;
+    bool stopped = false;
+
+    static asio::awaitable<void> accept_loop(std::shared_ptr<impl> self,
+                                             std::shared_ptr<agent_impl> owner);
+    static asio::awaitable<void> serve(std::shared_ptr<impl> self,
+                                       std::shared_ptr<agent_impl> owner,
+                                       std::shared_ptr<connection> conn);
+};
+
+namespace {
+
+// Shuts the sending side, reads (and drops) what the client still sends for a moment so
+// the answer is not lost to a TCP reset, then closes.
+asio::awaitable<void> close_gracefully(beast::tcp_stream& stream, std::int64_t max_drain) {
+    boost::system::error_code ec;
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream.expires_after(2s);
+    std::array<char, 16384> scratch;
+    std::int64_t total = 0;
+    while (total <= max_drain) {
+        auto [rec, n] = co_await stream.async_read_some(asio::buffer(scratch), use);
+        if (rec)
+            break;
+        total += std::int64_t(n);
+    }
+    stream.socket().close(ec);
+}
+
+asio::awaitable<bool> write_raw(beast::tcp_stream& stream, const std::string& bytes) {
+    stream.expires_after(io_timeout);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), use);
+    (void)n;
+    co_return !ec;
+}
+
+// Go's net/http parses the request target into URL.Path (decoded) and RawQuery.
+bool make_request(const http::request_parser<http::string_body>& parser, http_request& req) {
+    const auto& h = parser.get();
+    req.method = std::string(h.method_string());
+    req.target = std::string(h.target());
+    std::string_view target = req.target;
+    if (starts_with(target, "http://") || starts_with(target, "https://")) {
+        target.remove_prefix(target.find("//") + 2);
+        const auto slash = target.find_first_of("/?");
+        target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash);
+        if (target.empty() || target.front() == '?')
+            return false;
+    } else if (target.empty() || target.front() != '/') {
+        return false;
+    }
+    const auto q = target.find('?');
+    req.raw_path = std::string(target.substr(0, q));
+    req.raw_query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
+    auto path = path_unescape(req.raw_path);
+    if (!path)
+        return false;
+    req.path = std::move(*path);
+    req.query = parse_query(req.raw_query);
+    if (parser.chunked())
+        req.content_length = -1;
+    else if (const auto len = parser.content_length())
+        req.content_length = static_cast<std::int64_t>(*len);
+    else
+        req.content_length = 0;
+    return true;
+}
+
+// Requests whose body Consul refuses by its Content-Length without reading it.
+std::int64_t early_limit(const agent_impl& a, const http_request& req) {
+    const auto kv = static_cast<std::int64_t>(a.cfg.kv_max_value_size);
+    if (req.method == "PUT" && starts_with(req.path, "/v1/kv/"))
+        return kv;
+    if (req.method == "PUT" && req.path == "/v1/txn")
+        return std::max<std::int64_t>(524288, kv);
+    return generic_body_limit;
+}
+
+http::response<http::string_body> to_beast(const http_response& r, bool head, bool keep_alive) {
+    http::response<http::string_body> res;
+    res.version(11);
+    res.result(r.status);
+    for (const auto& [name, value] : r.headers)
+        res.set(name, value);
+    res.set(http::field::date, http_date(std::chrono::system_clock::now()));
+    res.body() = r.body;
+    res.prepare_payload();
+    if (head)
+        res.body().clear();
+    res.keep_alive(keep_alive);
+    return res;
+}
+
+} // namespace
+
+asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
+                                                     std::shared_ptr<agent_impl> owner) {
+    for (;;) {
+        auto [ec, socket] = co_await self->acceptor.async_accept(use);
+        if (self->stopped || !self->acceptor.is_open())
+            co_return;
+        if (ec) {
+            if (ec == asio::error::operation_aborted)
+                co_return;
+            // Out of descriptors and the like: back off a little, keep serving.
+            asio::steady_timer pause(owner->ex, 50ms);
+            co_await pause.async_wait(use);
+            continue;
+        }
+        boost::system::error_code nodelay_ec;
+        socket.set_option(tcp::no_delay(true), nodelay_ec);
+        auto conn = std::make_shared<connection>(std::move(socket));
+        ++owner->counters.connections_accepted;
+        const auto ex = owner->ex;
+        asio::co_spawn(ex, serve(self, owner, std::move(conn)), [](std::exception_ptr) {
+            // A failing connection only ends itself.
+        });
+    }
+}
+
+asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
+                                               std::shared_ptr<agent_impl> owner,
+                                               std::shared_ptr<connection> conn) {
+    self->connections.insert(conn.get());
+    ++owner->counters.connections_open;
+    struct unregister {
+        impl& s;
+        agent_impl& a;
+        connection* c;
+        ~unregister() {
+            s.connections.erase(c);
+            --a.counters.connections_open;
+        }
+    } guard{*self, *owner, conn.get()};
+
+    beast::tcp_stream& stream = conn->stream;
+    beast::flat_buffer buffer;
+    try {
+        for (;;) {
+            http::request_parser<http::string_body> parser;
+            parser.header_limit(header_limit);
+            parser.body_limit(std::uint64_t(generic_body_limit));
+            stream.expires_after(idle_timeout);
+            auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use);
+            (void)n;
+            if (ec) {
+                if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+                    ec == beast::error::timeout || ec == asio::error::operation_aborted ||
+                    ec == asio::error::connection_reset || ec == http::error::partial_message ||
+                    self->stopped)
+                    break;
+                if (ec == http::error::header_limit) {
+                    if (co_await write_raw(stream,
+                                           raw_error("431 Request Header Fields Too Large")))
+                        co_await close_gracefully(stream, 1 << 20);
+                    break;
+                }
+                if (co_await write_raw(stream, raw_error("400 Bad Request")))
+                    co_await close_gracefully(stream, 1 << 20);
+                break;
+            }
+            const auto& header = parser.get();
+            http_request req;
+            if (!make_request(parser, req)) {
+                if (co_await write_raw(stream, raw_error("400 Bad Request")))
+                    co_await close_gracefully(stream, 1 << 20);
+                break;
+            }
+            if (header.version() >= 11 && header.find(http::field::host) == header.end()) {
+                if (co_await write_raw(
+                        stream, raw_error("400 Bad Request", "missing required Host header")))
+                    co_await close_gracefully(stream, 1 << 20);
+                break;
+            }
+            const bool head = req.method == "HEAD";
+            const bool keep_alive_requested = header.keep_alive();
+
+            // Consul refuses some bodies by their Content-Length before reading them; the
+            // connection is then closed after the answer (Go does not keep it alive with a
+            // large unread body).
+            const std::int64_t limit = early_limit(*owner, req);
+            if (req.content_length > limit) {
+                req.body_unread = true;
+                http_response resp = co_await dispatch(owner, req, conn.get());
+                if (resp.drop)
+                    break;
+                resp.close = true;
+                auto res = to_beast(resp, head, false);
+                stream.expires_after(io_timeout);
+                auto [wec, wn] = co_await http::async_write(stream, res, use);
+                (void)wn;
+                if (!wec)
+                    co_await close_gracefully(
+                        stream, std::min<std::int64_t>(req.content_length + (64 << 10), 16 << 20));
+                break;
+            }
+
+            if (!parser.is_done()) {
+                const auto expect = header[http::field::expect];
+                if (beast::iequals(expect, "100-continue")) {
+                    if (!co_await write_raw(stream, "HTTP/1.1 100 Continue\r\n\r\n"))
+                        break;
+                }
+                parser.body_limit(std::uint64_t(limit));
+                stream.expires_after(io_timeout);
+                auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use);
+                (void)bn;
+                if (bec == http::error::body_limit) {
+                    http::response<http::string_body> res{http::status::payload_too_large, 11};
+                    res.set(http::field::content_type, "text/plain; charset=utf-8");
+                    res.set(http::field::date, http_date(std::chrono::system_clock::now()));
+                    res.body() = "http: request body too large";
+                    res.prepare_payload();
+                    res.keep_alive(false);
+                    stream.expires_after(io_timeout);
+                    auto [wec, wn] = co_await http::async_write(stream, res, use);
+                    (void)wn;
+                    if (!wec)
+                        co_await close_gracefully(stream, 1 << 20);
+                    break;
+                }
+                if (bec) {
+                    if (bec != http::error::end_of_stream && bec != http::error::partial_message &&
+                        bec != asio::error::eof && bec != beast::error::timeout &&
+                        bec != asio::error::operation_aborted && !self->stopped) {
+                        if (co_await write_raw(stream, raw_error("400 Bad Request")))
+                            co_await close_gracefully(stream, 1 << 20);
+                    }
+                    break;
+                }
+            }
+            req.body = std::move(parser.get().body());
+
+            stream.expires_never();
+            http_response resp = co_await dispatch(owner, std::move(req), conn.get());
+            if (self->stopped || resp.drop)
+                break;
+            const bool keep_alive = keep_alive_requested && !resp.close;
+            auto res = to_beast(resp, head, keep_alive);
+            if (keep_alive && header.version() < 11)
+                res.set(http::field::connection, "keep-alive");
+            stream.expires_after(io_timeout);
+            auto [wec, wn] = co_await http::async_write(stream, res, use);
+            (void)wn;
+            if (wec)
+                break;
+            if (!keep_alive) {
+                co_await close_gracefully(stream, 1 << 20);
+                break;
+            }
+        }
+    } catch (const std::exception&) {
+        // Never let one connection's trouble escape.
+    }
+    boost::system::error_code ec;
+    stream.socket().close(ec);
+}
+
+http_server::http_server(agent_impl& agent)
+    : p_(std::make_shared<impl>(agent)) {}
+
+http_server::~http_server() {
+    stop();
+}
+
+void http_server::start(const std::string& address, std::uint16_t port) {
+    const tcp::endpoint ep(asio::ip::make_address(address), port);
+    p_->acceptor.open(ep.protocol());
+    p_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+    p_->acceptor.bind(ep);
+    p_->acceptor.listen(asio::socket_base::max_listen_connections);
+    p_->port = p_->acceptor.local_endpoint().port();
+    auto owner = p_->agent.shared_from_this();
+    const auto ex = p_->agent.ex;
+    asio::co_spawn(ex, impl::accept_loop(p_, std::move(owner)), [](std::exception_ptr) {});
+}
+
+void http_server::stop() {
+    if (p_->stopped)
+        return;
+    p_->stopped = true;
+    boost::system::error_code ec;
+    p_->acceptor.close(ec);
+    for (connection* c : p_->connections) {
+        c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+        c->stream.socket().close(ec);
+    }
+}
+
+std::uint16_t http_server::port() const {
+    return p_->port;
+}
+
+} // namespace conclave::dev::detail

@@ -1,0 +1,60 @@
+// Endpoint handlers (one file per endpoint family) and the response helpers they share.
+#pragma once
+
+#include "dev/agent_impl.hpp"
+
+#include <boost/json/fwd.hpp>
+
+#include <optional>
+#include <string>
+
+namespace conclave::dev::detail {
+
+// ---- response helpers (routes_common.cpp) -----------------------------------------------
+
+/// 200 (or status) with Go's indented JSON and Content-Type: application/json.
+http_response json_response(const boost::json::value& v, unsigned status = 200);
+/// An error answer as Consul writes it: plain text, Content-Type sniffed by net/http.
+http_response text_response(unsigned status, std::string text);
+/// X-Consul-Index (never 0), X-Consul-Knownleader, X-Consul-Lastcontact.
+void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
+/// X-Consul-Knownleader and X-Consul-Lastcontact only (read-only transactions).
+void set_leader_meta(http_response& r);
+/// The RPC layer's forwarding check: "No path to datacenter" for a foreign ?dc=.
+bool foreign_dc(const agent_impl& a, const http_request& req);
+/// The path remainder after a route prefix.
+std::string path_rest(const http_request& req, std::string_view prefix);
+
+/// A session as Consul 1.8 serialises structs.Session.
+boost::json::object session_json(const session_rec& s);
+
+// ---- handlers ------------------------------------------------------------------------------
+
+boost::asio::awaitable<http_response> kv_endpoint(agent_impl& a, const http_request& req,
+                                                  disconnect_probe* probe);
+
+http_response session_create(agent_impl& a, const http_request& req);
+http_response session_destroy(agent_impl& a, const http_request& req);
+http_response session_renew(agent_impl& a, const http_request& req);
+boost::asio::awaitable<http_response> session_info(agent_impl& a, const http_request& req,
+                                                   disconnect_probe* probe);
+boost::asio::awaitable<http_response> session_list(agent_impl& a, const http_request& req,
+                                                   disconnect_probe* probe);
+boost::asio::awaitable<http_response> session_node(agent_impl& a, const http_request& req,
+                                                   disconnect_probe* probe);
+
+http_response txn_endpoint(agent_impl& a, const http_request& req);
+
+http_response status_leader(agent_impl& a, const http_request& req);
+http_response status_peers(agent_impl& a, const http_request& req);
+http_response agent_self(agent_impl& a, const http_request& req);
+http_response catalog_register(agent_impl& a, const http_request& req);
+http_response catalog_deregister(agent_impl& a, const http_request& req);
+http_response catalog_nodes(agent_impl& a, const http_request& req);
+http_response catalog_node(agent_impl& a, const http_request& req);
+http_response health_node(agent_impl& a, const http_request& req);
+
+/// /v1/_conclave/...: stats always; the rest only with enable_test_controls.
+http_response controls_endpoint(agent_impl& a, const http_request& req);
+
+} // namespace conclave::dev::detail

@@ -1,0 +1,568 @@
+// KV tables, transactions and the store's plumbing. Sessions and the catalog are in
+// state_session.cpp.
+#include "dev/goutil.hpp"
+#include "dev/state.hpp"
+
+#include <algorithm>
+
+namespace conclave::dev::detail {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
+}
+
+// structs.DirEntry.Equal
+bool same_entry(const kv_entry& a, const kv_entry& b) {
+    return a.lock_index == b.lock_index && a.key == b.key && a.flags == b.flags &&
+           a.value == b.value && a.session == b.session;
+}
+
+std::string tree_key(std::string_view key) {
+    std::string k(key);
+    k += '\0';
+    return k;
+}
+
+} // namespace
+
+kv_op kv_op_from_verb(std::string_view verb) {
+    static const std::pair<std::string_view, kv_op> names[] = {
+        {"set", kv_op::set},
+        {"cas", kv_op::cas},
+        {"lock", kv_op::lock},
+        {"unlock", kv_op::unlock},
+        {"delete", kv_op::del},
+        {"delete-cas", kv_op::delete_cas},
+        {"delete-tree", kv_op::delete_tree},
+        {"get", kv_op::get},
+        {"get-tree", kv_op::get_tree},
+        {"check-session", kv_op::check_session},
+        {"check-index", kv_op::check_index},
+        {"check-not-exists", kv_op::check_not_exists},
+    };
+    for (const auto& [name, op] : names)
+        if (name == verb)
+            return op;
+    return kv_op::unknown;
+}
+
+bool kv_op_is_write(kv_op op) {
+    switch (op) {
+    case kv_op::set:
+    case kv_op::cas:
+    case kv_op::lock:
+    case kv_op::unlock:
+    case kv_op::del:
+    case kv_op::delete_cas:
+    case kv_op::delete_tree:
+        return true;
+    default:
+        return false;
+    }
+}
+
+store::store(std::string node_name, std::string datacenter)
+    : node_name_(std::move(node_name))
+    , datacenter_(std::move(datacenter))
+    , kv_tree_(channels_)
+    , session_tree_(channels_)
+    , session_node_tree_(channels_) {
+    bootstrap();
+}
+
+std::uint64_t store::kvs_max_index() const {
+    return std::max(tables_.kvs, tables_.tombstones);
+}
+
+void store::publish() {
+    if (channels_.closed.empty())
+        return;
+    std::vector<std::uint64_t> closed;
+    closed.swap(channels_.closed);
+    if (on_change)
+        on_change(closed);
+}
+
+// ---- KV primitives --------------------------------------------------------------------------
+
+void store::kv_store(kv_entry e) {
+    auto it = kvs_.find(e.key);
+    if (undo_)
+        undo_->push_back({false, e.key,
+                          it != kvs_.end() ? std::optional<kv_entry>(it->second) : std::nullopt,
+                          std::nullopt});
+    if (it != kvs_.end()) {
+        if (!it->second.session.empty()) {
+            auto h = held_.find(it->second.session);
+            if (h != held_.end()) {
+                h->second.erase(e.key);
+                if (h->second.empty())
+                    held_.erase(h);
+            }
+        }
+    }
+    if (!e.session.empty())
+        held_[e.session].insert(e.key);
+    kv_tree_.insert(tree_key(e.key));
+    const std::string key = e.key;
+    kvs_[key] = std::move(e);
+}
+
+void store::kv_remove(const std::string& key) {
+    auto it = kvs_.find(key);
+    if (it == kvs_.end())
+        return;
+    if (undo_)
+        undo_->push_back({false, key, it->second, std::nullopt});
+    if (!it->second.session.empty()) {
+        auto h = held_.find(it->second.session);
+        if (h != held_.end()) {
+            h->second.erase(key);
+            if (h->second.empty())
+                held_.erase(h);
+        }
+    }
+    kvs_.erase(it);
+    kv_tree_.erase(tree_key(key));
+}
+
+void store::tomb_set(const std::string& key, std::uint64_t idx) {
+    auto it = tombstones_.find(key);
+    if (undo_)
+        undo_->push_back(
+            {true, key, std::nullopt,
+             it != tombstones_.end() ? std::optional<std::uint64_t>(it->second) : std::nullopt});
+    tombstones_[key] = idx;
+    tables_.tombstones = idx;
+}
+
+std::uint64_t store::graveyard_max(std::string_view prefix) const {
+    std::uint64_t max = 0;
+    for (auto it = tombstones_.lower_bound(std::string(prefix));
+         it != tombstones_.end() && starts_with(it->first, prefix); ++it)
+        max = std::max(max, it->second);
+    return max;
+}
+
+// ---- KV reads ---------------------------------------------------------------------------------
+
+store::kv_get_result store::kv_get(std::string_view key, watch_set* ws) const {
+    kv_get_result r;
+    r.index = kvs_max_index();
+    if (ws)
+        ws->push_back(kv_tree_.watch_key(tree_key(key)));
+    auto it = kvs_.find(std::string(key));
+    if (it != kvs_.end()) {
+        r.entry = &it->second;
+        r.index = it->second.modify_index;
+    }
+    return r;
+}
+
+store::kv_list_result store::kv_list(std::string_view prefix, watch_set* ws) const {
+    kv_list_result r;
+    std::uint64_t idx = kvs_max_index();
+    if (ws)
+        ws->push_back(kv_tree_.watch_prefix(prefix));
+    std::uint64_t lindex = 0;
+    for (auto it = kvs_.lower_bound(std::string(prefix));
+         it != kvs_.end() && starts_with(it->first, prefix); ++it) {
+        r.entries.push_back(&it->second);
+        lindex = std::max(lindex, it->second.modify_index);
+    }
+    if (!prefix.empty())
+        lindex = std::max(lindex, graveyard_max(prefix));
+    else
+        lindex = idx;
+    r.index = lindex != 0 ? lindex : idx;
+    return r;
+}
+
+store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view separator,
+                                     watch_set* ws) const {
+    kv_keys_result r;
+    std::uint64_t idx = kvs_max_index();
+    if (ws)
+        ws->push_back(kv_tree_.watch_prefix(prefix));
+    std::uint64_t lindex = 0;
+    std::string last;
+    for (auto it = kvs_.lower_bound(std::string(prefix));
+         it != kvs_.end() && starts_with(it->first, prefix); ++it) {
+        const kv_entry& e = it->second;
+        lindex = std::max(lindex, e.modify_index);
+        if (separator.empty()) {
+            r.keys.push_back(e.key);
+            continue;
+        }
+        const std::string_view after = std::string_view(e.key).substr(prefix.size());
+        const auto pos = after.find(separator);
+        if (pos != std::string_view::npos) {
+            std::string key = e.key.substr(0, prefix.size() + pos + separator.size());
+            if (key != last) {
+                r.keys.push_back(key);
+                last = std::move(key);
+            }
+        } else {
+            r.keys.push_back(e.key);
+        }
+    }
+    if (!prefix.empty())
+        lindex = std::max(lindex, graveyard_max(prefix));
+    else
+        lindex = idx;
+    r.index = lindex != 0 ? lindex : idx;
+    return r;
+}
+
+steady_time store::lock_delay_until(std::string_view key) const {
+    auto it = lock_delays_.find(std::string(key));
+    return it == lock_delays_.end() ? steady_time{} : it->second;
+}
+
+// ---- Consul's KV state functions ------------------------------------------------------------
+
+void store::kvs_set(std::uint64_t idx, kv_entry& e, bool update_session) {
+    auto it = kvs_.find(e.key);
+    const kv_entry* existing = it != kvs_.end() ? &it->second : nullptr;
+    e.create_index = existing ? existing->create_index : idx;
+    if (!update_session)
+        e.session = existing ? existing->session : std::string();
+    if (existing && same_entry(*existing, e)) {
+        e.modify_index = existing->modify_index;
+        return;
+    }
+    e.modify_index = idx;
+    kv_store(e);
+    tables_.kvs = idx;
+}
+
+bool store::kvs_set_cas(std::uint64_t idx, kv_entry& e) {
+    auto it = kvs_.find(e.key);
+    const bool exists = it != kvs_.end();
+    if (e.modify_index == 0 && exists)
+        return false;
+    if (e.modify_index != 0 && !exists)
+        return false;
+    if (exists && e.modify_index != 0 && e.modify_index != it->second.modify_index)
+        return false;
+    kvs_set(idx, e, false);
+    return true;
+}
+
+bool store::kvs_lock(std::uint64_t idx, kv_entry& e, std::string& error) {
+    if (e.session.empty()) {
+        error = "missing session";
+        return false;
+    }
+    std::string lookup_error;
+    if (find_session(e.session, lookup_error) == nullptr) {
+        error = lookup_error.empty() ? "invalid session " + go_quote(e.session) : lookup_error;
+        return false;
+    }
+    auto it = kvs_.find(e.key);
+    if (it != kvs_.end()) {
+        const kv_entry& cur = it->second;
+        if (cur.session == e.session) {
+            e.create_index = cur.create_index;
+            e.lock_index = cur.lock_index;
+        } else if (!cur.session.empty()) {
+            return false;
+        } else {
+            e.create_index = cur.create_index;
+            e.lock_index = cur.lock_index + 1;
+        }
+    } else {
+        e.create_index = idx;
+        e.lock_index = 1;
+    }
+    e.modify_index = idx;
+    kvs_set(idx, e, true);
+    return true;
+}
+
+bool store::kvs_unlock(std::uint64_t idx, kv_entry& e, std::string& error) {
+    if (e.session.empty()) {
+        error = "missing session";
+        return false;
+    }
+    auto it = kvs_.find(e.key);
+    if (it == kvs_.end() || it->second.session != e.session)
+        return false;
+    e.session.clear();
+    e.lock_index = it->second.lock_index;
+    e.create_index = it->second.create_index;
+    e.modify_index = idx;
+    kvs_set(idx, e, true);
+    return true;
+}
+
+void store::kvs_delete(std::uint64_t idx, const std::string& key) {
+    if (kvs_.find(key) == kvs_.end())
+        return;
+    tomb_set(key, idx);
+    kv_remove(key);
+    tables_.kvs = idx;
+}
+
+bool store::kvs_delete_cas(std::uint64_t idx, std::uint64_t cas, const std::string& key) {
+    auto it = kvs_.find(key);
+    if (it == kvs_.end())
+        return true;
+    if (it->second.modify_index != cas)
+        return false;
+    kvs_delete(idx, key);
+    return true;
+}
+
+void store::kvs_delete_tree(std::uint64_t idx, const std::string& prefix) {
+    auto first = kvs_.lower_bound(prefix);
+    if (first == kvs_.end() || !starts_with(first->first, prefix))
+        return;
+    std::vector<std::string> doomed;
+    for (auto it = first; it != kvs_.end() && starts_with(it->first, prefix); ++it)
+        doomed.push_back(it->first);
+    for (const auto& key : doomed) {
+        auto it = kvs_.find(key);
+        if (undo_)
+            undo_->push_back({false, key, it->second, std::nullopt});
+        if (!it->second.session.empty()) {
+            auto h = held_.find(it->second.session);
+            if (h != held_.end()) {
+                h->second.erase(key);
+                if (h->second.empty())
+                    held_.erase(h);
+            }
+        }
+        kvs_.erase(it);
+    }
+    kv_tree_.erase_prefix(prefix);
+    if (!prefix.empty())
+        tomb_set(prefix, idx);
+    tables_.kvs = idx;
+}
+
+apply_outcome store::kv_apply(kv_op op, kv_entry e, steady_time now) {
+    apply_outcome out;
+    if (e.key.empty() && op != kv_op::delete_tree) {
+        out.error = "Must provide key";
+        return out;
+    }
+    if (op == kv_op::lock && lock_delay_until(e.key) > now)
+        return out; // refused before Raft: consumes no index
+    const std::uint64_t idx = next_index();
+    switch (op) {
+    case kv_op::set:
+        kvs_set(idx, e, false);
+        out.result = true;
+        break;
+    case kv_op::cas:
+        out.result = kvs_set_cas(idx, e);
+        break;
+    case kv_op::lock:
+        out.result = kvs_lock(idx, e, out.error);
+        break;
+    case kv_op::unlock:
+        out.result = kvs_unlock(idx, e, out.error);
+        break;
+    case kv_op::del:
+        kvs_delete(idx, e.key);
+        out.result = true;
+        break;
+    case kv_op::delete_cas:
+        out.result = kvs_delete_cas(idx, e.modify_index, e.key);
+        break;
+    case kv_op::delete_tree:
+        kvs_delete_tree(idx, e.key);
+        out.result = true;
+        break;
+    default:
+        out.error = "Invalid operation";
+        break;
+    }
+    publish();
+    return out;
+}
+
+// ---- transactions -------------------------------------------------------------------------
+
+std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in& op,
+                                              std::vector<txn_result_entry>& tree_out,
+                                              std::string& error) {
+    const std::string& key = op.entry.key;
+    const std::string quoted = go_quote(key);
+    kv_entry e = op.entry;
+    switch (kv_op_from_verb(op.verb)) {
+    case kv_op::set:
+        kvs_set(idx, e, false);
+        return txn_result_entry{e, false};
+    case kv_op::del:
+        kvs_delete(idx, key);
+        return std::nullopt;
+    case kv_op::delete_cas:
+        if (!kvs_delete_cas(idx, op.entry.modify_index, key))
+            error = "failed to delete key " + quoted + ", index is stale";
+        return std::nullopt;
+    case kv_op::delete_tree:
+        kvs_delete_tree(idx, key);
+        return std::nullopt;
+    case kv_op::cas:
+        if (!kvs_set_cas(idx, e)) {
+            error = "failed to set key " + quoted + ", index is stale";
+            return std::nullopt;
+        }
+        return txn_result_entry{e, false};
+    case kv_op::lock: {
+        const bool ok = kvs_lock(idx, e, error);
+        if (!error.empty())
+            return std::nullopt;
+        if (!ok) {
+            error = "failed to lock key " + quoted + ", lock is already held";
+            return std::nullopt;
+        }
+        return txn_result_entry{e, false};
+    }
+    case kv_op::unlock: {
+        const bool ok = kvs_unlock(idx, e, error);
+        if (!error.empty())
+            return std::nullopt;
+        if (!ok) {
+            error = "failed to unlock key " + quoted +
+                    ", lock isn't held, or is held by another session";
+            return std::nullopt;
+        }
+        return txn_result_entry{e, false};
+    }
+    case kv_op::get: {
+        auto it = kvs_.find(key);
+        if (it == kvs_.end()) {
+            error = "key " + quoted + " doesn't exist";
+            return std::nullopt;
+        }
+        return txn_result_entry{it->second, true};
+    }
+    case kv_op::get_tree: {
+        for (auto it = kvs_.lower_bound(key); it != kvs_.end() && starts_with(it->first, key); ++it)
+            tree_out.push_back({it->second, true});
+        return std::nullopt;
+    }
+    case kv_op::check_session: {
+        auto it = kvs_.find(key);
+        if (it == kvs_.end()) {
+            error = "failed to check session, key " + quoted + " doesn't exist";
+            return std::nullopt;
+        }
+        if (it->second.session != op.entry.session) {
+            error = "failed session check for key " + quoted + ", current session " +
+                    go_quote(it->second.session) + " != " + go_quote(op.entry.session);
+            return std::nullopt;
+        }
+        return txn_result_entry{it->second, false};
+    }
+    case kv_op::check_index: {
+        auto it = kvs_.find(key);
+        if (it == kvs_.end()) {
+            error = "failed to check index, key " + quoted + " doesn't exist";
+            return std::nullopt;
+        }
+        if (it->second.modify_index != op.entry.modify_index) {
+            error = "failed index check for key " + quoted + ", current modify index " +
+                    std::to_string(it->second.modify_index) +
+                    " != " + std::to_string(op.entry.modify_index);
+            return std::nullopt;
+        }
+        return txn_result_entry{it->second, false};
+    }
+    case kv_op::check_not_exists:
+        if (kvs_.find(key) != kvs_.end())
+            error = "key " + quoted + " exists";
+        return std::nullopt;
+    case kv_op::unknown:
+        break;
+    }
+    error = "unknown KV verb " + go_quote(op.verb);
+    return std::nullopt;
+}
+
+txn_outcome store::txn(const std::vector<txn_op_in>& ops, bool read_only, steady_time now) {
+    txn_outcome out;
+    // Txn.preCheck: kvsPreApply for every KV op (key present, lock-delay), before Raft.
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const txn_op_in& op = ops[i];
+        if (!op.is_kv)
+            continue;
+        const kv_op kop = kv_op_from_verb(op.verb);
+        if (op.entry.key.empty() && kop != kv_op::delete_tree)
+            out.errors.emplace_back(i, "Must provide key");
+        else if (kop == kv_op::lock && lock_delay_until(op.entry.key) > now)
+            out.errors.emplace_back(i, "failed to lock key " + go_quote(op.entry.key) +
+                                           " due to lock delay");
+    }
+    if (!out.errors.empty())
+        return out;
+
+    std::vector<kv_undo> undo;
+    const table_indexes saved = tables_;
+    std::uint64_t idx = 0;
+    if (!read_only) {
+        idx = next_index();
+        undo_ = &undo;
+    }
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const txn_op_in& op = ops[i];
+        std::string error;
+        if (!op.is_kv) {
+            error = "conclave dev agent: " + op.family + " operations are not supported";
+        } else {
+            std::vector<txn_result_entry> tree;
+            auto r = txn_kv(idx, op, tree, error);
+            if (r)
+                out.results.push_back(std::move(*r));
+            for (auto& t : tree)
+                out.results.push_back(std::move(t));
+        }
+        if (!error.empty())
+            out.errors.emplace_back(i, std::move(error));
+    }
+    undo_ = nullptr;
+    if (!out.errors.empty()) {
+        out.results.clear();
+        // Roll back in reverse order; the tree is rebuilt to the same key set.
+        for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+            if (it->tombstone) {
+                if (it->stone)
+                    tombstones_[it->key] = *it->stone;
+                else
+                    tombstones_.erase(it->key);
+                continue;
+            }
+            auto cur = kvs_.find(it->key);
+            if (cur != kvs_.end()) {
+                if (!cur->second.session.empty()) {
+                    auto h = held_.find(cur->second.session);
+                    if (h != held_.end()) {
+                        h->second.erase(it->key);
+                        if (h->second.empty())
+                            held_.erase(h);
+                    }
+                }
+                kvs_.erase(cur);
+                kv_tree_.erase(tree_key(it->key));
+            }
+            if (it->entry) {
+                if (!it->entry->session.empty())
+                    held_[it->entry->session].insert(it->key);
+                kv_tree_.insert(tree_key(it->key));
+                kvs_[it->key] = *it->entry;
+            }
+        }
+        tables_ = saved;
+    } else {
+        out.applied = true;
+    }
+    publish();
+    return out;
+}
+
+} // namespace conclave::dev::detail

@@ -1,0 +1,185 @@
+// Sans-I/O pieces of the dev agent that reproduce Go's wire behaviour: encoding/json
+// errors and output, strconv/base64/UUID error texts, net/url and net/http helpers.
+#include "dev/blocking.hpp"
+#include "dev/gojson.hpp"
+#include "dev/goutil.hpp"
+#include "dev/http_types.hpp"
+
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace conclave::dev::detail;
+
+namespace {
+
+std::string decode_error(std::string_view in) {
+    return gojson::decode_first(in).error;
+}
+std::string unmarshal_error(std::string_view in) {
+    return gojson::unmarshal(in).error;
+}
+
+} // namespace
+
+TEST_CASE("agent: JSON syntax errors read like encoding/json's", "[unit][agent]") {
+    CHECK(decode_error("not json") == "invalid character 'o' in literal null (expecting 'u')");
+    CHECK(decode_error("{bad json") ==
+          "invalid character 'b' looking for beginning of object key string");
+    CHECK(decode_error("") == "EOF");
+    CHECK(decode_error(" \n\t") == "EOF");
+    CHECK(decode_error("{\"a\":") == "unexpected EOF");
+    CHECK(decode_error("[1,]") == "invalid character ']' looking for beginning of value");
+    CHECK(decode_error("{\"a\" 1}") == "invalid character '1' after object key");
+    CHECK(decode_error("{\"a\":1 \"b\"}") == "invalid character '\"' after object key:value pair");
+    CHECK(decode_error("[1 2]") == "invalid character '2' after array element");
+    CHECK(decode_error("\"a\x01\"") == "invalid character '\\x01' in string literal");
+    CHECK(decode_error("\"\\q\"") == "invalid character 'q' in string escape code");
+    CHECK(decode_error("\"\\u12x4\"") ==
+          "invalid character 'x' in \\u hexadecimal character escape");
+    CHECK(decode_error("-x") == "invalid character 'x' in numeric literal");
+    CHECK(decode_error("1.x") == "invalid character 'x' after decimal point in numeric literal");
+    CHECK(decode_error("1ex") == "invalid character 'x' in exponent of numeric literal");
+    CHECK(decode_error("tru") == "unexpected EOF");
+    CHECK(decode_error("fals3") == "invalid character '3' in literal false (expecting 'e')");
+    CHECK(decode_error("'x'") == "invalid character '\\'' looking for beginning of value");
+    CHECK(decode_error("\xC3\xA9") ==
+          "invalid character '\xC3\x83' looking for beginning of value");
+    CHECK(decode_error(std::string(10001, '[')) == "invalid character '[' exceeded max depth");
+
+    // The decoder takes the first value and ignores the rest; Unmarshal does not.
+    CHECK(decode_error("{} trailing").empty());
+    CHECK(decode_error("01").empty());
+    CHECK(unmarshal_error("01") == "invalid character '1' after top-level value");
+    CHECK(unmarshal_error("{}x") == "invalid character 'x' after top-level value");
+    CHECK(unmarshal_error("") == "unexpected end of JSON input");
+}
+
+TEST_CASE("agent: parsed JSON keeps number literals and decodes strings like Go", "[unit][agent]") {
+    const auto r = gojson::decode_first(
+        R"({"n": 16210313421097356768, "f": 2.5, "s": "a\u00e9\ud83d\ude00\ud800x", "l": [true, null]})");
+    REQUIRE(r.v);
+    const gojson::value& v = *r.v;
+    REQUIRE(v.k == gojson::kind::object);
+    CHECK(gojson::find_field(v, "n")->text == "16210313421097356768");
+    CHECK(gojson::find_field(v, "F")->text == "2.5"); // case-insensitive match
+    CHECK(gojson::find_field(v, "s")->text == "a\xC3\xA9\xF0\x9F\x98\x80\xEF\xBF\xBDx");
+    const gojson::value* l = gojson::find_field(v, "l");
+    REQUIRE(l->items.size() == 2);
+    CHECK(l->items[0].b);
+    CHECK(l->items[1].is_null());
+    CHECK(gojson::describe(*l) == "array");
+    CHECK(gojson::type_error("number", "", "TTL", "string") ==
+          "json: cannot unmarshal number into Go struct field .TTL of type string");
+    CHECK(gojson::type_error("object", "", "", "api.TxnOps") ==
+          "json: cannot unmarshal object into Go value of type api.TxnOps");
+}
+
+TEST_CASE("agent: JSON output matches a dev agent's MarshalIndent", "[unit][agent]") {
+    boost::json::object o;
+    o["b"] = boost::json::array{1, "x"};
+    o["a"] = "<&>\xE2\x80\xA8\xFF\n";
+    o["e"] = boost::json::array{};
+    o["n"] = nullptr;
+    o["u"] = std::uint64_t(18446744073709551615ULL);
+    CHECK(gojson::marshal_indent(o) == "{\n"
+                                       "    \"b\": [\n"
+                                       "        1,\n"
+                                       "        \"x\"\n"
+                                       "    ],\n"
+                                       "    \"a\": \"\\u003c\\u0026\\u003e\\u2028\\ufffd\\n\",\n"
+                                       "    \"e\": [],\n"
+                                       "    \"n\": null,\n"
+                                       "    \"u\": 18446744073709551615\n"
+                                       "}\n");
+    CHECK(gojson::marshal(boost::json::value(true)) == "true");
+}
+
+TEST_CASE("agent: strconv, base64 and UUID error texts", "[unit][agent]") {
+    CHECK(*go_parse_uint("18446744073709551615").value == 18446744073709551615ULL);
+    CHECK(go_parse_uint("18446744073709551616").error ==
+          "strconv.ParseUint: parsing \"18446744073709551616\": value out of range");
+    CHECK(go_parse_uint("abc").error == "strconv.ParseUint: parsing \"abc\": invalid syntax");
+    CHECK(go_parse_uint("-1").error == "strconv.ParseUint: parsing \"-1\": invalid syntax");
+    CHECK(go_parse_uint("").error == "strconv.ParseUint: parsing \"\": invalid syntax");
+    CHECK(go_parse_uint("256", 8).error ==
+          "strconv.ParseUint: parsing \"256\": value out of range");
+
+    CHECK(*go_base64_decode("YWJj").value == "abc");
+    CHECK(*go_base64_decode("YQ==").value == "a");
+    CHECK(*go_base64_decode("").value == "");
+    CHECK(go_base64_decode("YQ").error == "illegal base64 data at input byte 0");
+    CHECK(go_base64_decode("YQ=").error == "illegal base64 data at input byte 3");
+    CHECK(go_base64_decode("Y!==").error == "illegal base64 data at input byte 1");
+    CHECK(go_base64_decode("YQ==YQ==").error == "illegal base64 data at input byte 4");
+
+    CHECK(go_quote("a\"b\\c\n\x01\xFF") == "\"a\\\"b\\\\c\\n\\x01\\xff\"");
+    CHECK(go_quote_char('\n') == "'\\n'");
+
+    const auto ok = memdb_uuid("3EA9F9A8-F4F0-AC60-9DF0-53C3B32A6DEF");
+    REQUIRE(ok.bytes);
+    CHECK(*ok.bytes == *memdb_uuid("3ea9f9a8-f4f0-ac60-9df0-53c3b32a6def").bytes);
+    CHECK(memdb_uuid("not-a-uuid").error == "UUID must be 36 characters");
+    CHECK(memdb_uuid(std::string(36, '-')).error == "UUID should have maximum of 4 \"-\"; got 36");
+    CHECK(memdb_uuid("01234567890123456789012345678901234-").error ==
+          "Input (without hyphens) must be even length");
+    CHECK(memdb_uuid(std::string(36, 'x')).error ==
+          "Invalid UUID: encoding/hex: invalid byte: U+0078 'x'");
+}
+
+TEST_CASE("agent: query strings, paths and content sniffing follow net/url and net/http",
+          "[unit][agent]") {
+    const query_params q = parse_query("b=2&a=1&flag&bad=%zz&sp=x+y%20z;semi=1&a=3");
+    CHECK(q.has("flag"));
+    CHECK(q.get("flag").empty());
+    CHECK_FALSE(q.has("bad"));
+    CHECK(q.get("sp") == "x y z");
+    CHECK(q.get("semi") == "1");
+    CHECK(q.get("a") == "1");
+    CHECK(q.encode() == "a=1&a=3&b=2&flag=&semi=1&sp=x+y+z");
+
+    CHECK(path_unescape("/v1/kv/a%2Fb%3Fc").value() == "/v1/kv/a/b?c");
+    CHECK_FALSE(path_unescape("/v1/kv/%zz"));
+    CHECK_FALSE(path_unescape("/v1/kv/%4"));
+    CHECK(path_escape("/v1/kv/a b?c") == "/v1/kv/a%20b%3Fc");
+
+    CHECK(clean_path("/v1/kv//x") == "/v1/kv/x");
+    CHECK(clean_path("/v1/kv/a/../b") == "/v1/kv/b");
+    CHECK(clean_path("/v1/kv/dir/") == "/v1/kv/dir/");
+    CHECK(clean_path("/v1/kv/./x/") == "/v1/kv/x/");
+    CHECK(clean_path("/v1/kv/.") == "/v1/kv");
+    CHECK(clean_path("/../x") == "/x");
+
+    CHECK(sniff_content_type("test") == "text/plain; charset=utf-8");
+    CHECK(sniff_content_type("{\"a\":1}") == "text/plain; charset=utf-8");
+    CHECK(sniff_content_type("  <HTML><body>") == "text/html; charset=utf-8");
+    CHECK(sniff_content_type("<html") == "text/plain; charset=utf-8");
+    CHECK(sniff_content_type(std::string("a\x00b", 3)) == "application/octet-stream");
+    CHECK(sniff_content_type("\x89PNG\r\n\x1A\n....") == "image/png");
+}
+
+TEST_CASE("agent: blocking query options and timeouts", "[unit][agent]") {
+    CHECK(parse_query_opts(parse_query("wait=abc")).error == "Invalid wait time");
+    CHECK(parse_query_opts(parse_query("index=1&wait=10")).error == "Invalid wait time");
+    CHECK(parse_query_opts(parse_query("index=-1")).error == "Invalid index");
+    CHECK(parse_query_opts(parse_query("stale&consistent")).error ==
+          "Cannot specify ?stale with ?consistent, conflicting semantics.");
+    const auto ok = parse_query_opts(parse_query("index=42&wait=1m30s&stale"));
+    CHECK(ok.error.empty());
+    CHECK(ok.opts.min_index == 42);
+    CHECK(ok.opts.wait == std::chrono::seconds(90));
+
+    std::mt19937_64 rng(7);
+    using namespace std::chrono;
+    for (int i = 0; i < 200; ++i) {
+        const auto one = query_timeout(seconds(1), rng);
+        CHECK(one >= seconds(1));
+        CHECK(one < milliseconds(1062) + microseconds(500));
+        const auto dflt = query_timeout(nanoseconds(0), rng);
+        CHECK(dflt >= seconds(300));
+        CHECK(dflt < milliseconds(318750));
+        const auto clamped = query_timeout(minutes(20), rng);
+        CHECK(clamped >= seconds(600));
+        CHECK(clamped < milliseconds(637500));
+    }
+}

@@ -1,0 +1,320 @@
+// The dev agent's state store and watch trees, without sockets or real time.
+#include "dev/goutil.hpp"
+#include "dev/radix.hpp"
+#include "dev/state.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace conclave::dev::detail;
+using conclave::kv_entry;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool closed(const channel_source& ch, std::uint64_t id) {
+    return std::find(ch.closed.begin(), ch.closed.end(), id) != ch.closed.end();
+}
+
+kv_entry entry(std::string key, std::string value = "v", std::uint64_t flags = 0,
+               std::string session = {}) {
+    kv_entry e;
+    e.key = std::move(key);
+    e.value = std::move(value);
+    e.flags = flags;
+    e.session = std::move(session);
+    return e;
+}
+
+struct fixture {
+    store s{"node1", "dc1"};
+    steady_time now{std::chrono::hours(1)};
+    std::vector<std::uint64_t> last_closed;
+
+    fixture() {
+        s.on_change = [this](const std::vector<std::uint64_t>& c) { last_closed = c; };
+    }
+
+    std::string session(std::int64_t lock_delay_ns = 0, std::string behavior = "release",
+                        std::string node = "node1") {
+        session_rec r;
+        static int n = 0;
+        char id[40];
+        std::snprintf(id, sizeof id, "00000000-0000-0000-0000-%012d", ++n);
+        r.id = id;
+        r.key = *memdb_uuid(r.id).bytes;
+        r.node = std::move(node);
+        r.lock_delay_ns = lock_delay_ns;
+        r.behavior = std::move(behavior);
+        r.node_checks = std::vector<std::string>{};
+        const std::string err = s.session_create(r);
+        REQUIRE(err.empty());
+        return r.id;
+    }
+};
+
+} // namespace
+
+TEST_CASE("agent: radix watches wake like go-immutable-radix channels", "[unit][agent]") {
+    channel_source ch;
+    radix_tree t(ch);
+    const auto k = [](std::string s) { return s + '\0'; };
+    t.insert(k("p/far"));
+    t.insert(k("p/dir/other"));
+    ch.closed.clear();
+
+    // A missing key watches the node nearest to it: a sibling write wakes it...
+    const auto missing = t.watch_key(k("p/dir/missing"));
+    t.insert(k("p/dir/other2"));
+    CHECK(closed(ch, missing));
+    ch.closed.clear();
+    // ...a write elsewhere does not.
+    const auto missing2 = t.watch_key(k("p/dir/missing"));
+    t.insert(k("p/far"));
+    CHECK_FALSE(closed(ch, missing2));
+    ch.closed.clear();
+
+    // An existing key watches its leaf: only its own update or delete wakes it.
+    const auto leaf = t.watch_key(k("p/far"));
+    t.insert(k("p/fax"));
+    CHECK_FALSE(closed(ch, leaf));
+    t.insert(k("p/far"));
+    CHECK(closed(ch, leaf));
+    ch.closed.clear();
+    const auto leaf2 = t.watch_key(k("p/far"));
+    CHECK(t.erase(k("p/far")));
+    CHECK(closed(ch, leaf2));
+    CHECK_FALSE(t.erase(k("p/far")));
+    ch.closed.clear();
+
+    // A prefix watch wakes on writes under the prefix only.
+    t.insert(k("w/a"));
+    const auto prefix = t.watch_prefix("w/");
+    t.insert(k("x"));
+    CHECK_FALSE(closed(ch, prefix));
+    t.insert(k("w/b"));
+    CHECK(closed(ch, prefix));
+    ch.closed.clear();
+
+    const auto under = t.watch_key(k("w/b"));
+    const std::size_t before = t.size();
+    CHECK(t.erase_prefix("w/"));
+    CHECK(closed(ch, under));
+    CHECK(t.size() == before - 2);
+    CHECK_FALSE(t.erase_prefix("w/"));
+    t.clear();
+    CHECK(t.size() == 0);
+}
+
+TEST_CASE("agent: KV writes, indexes and no-op rewrites", "[unit][agent]") {
+    fixture f;
+    CHECK(f.s.kv_get("k", nullptr).index == 0); // reported as 1 by the HTTP layer
+    CHECK(f.s.kv_apply(kv_op::set, entry("k", "a", 42), f.now).result);
+    const auto first = f.s.kv_get("k", nullptr);
+    REQUIRE(first.entry);
+    CHECK(first.index >= 2);
+    CHECK(first.entry->create_index == first.entry->modify_index);
+
+    // Identical rewrite: true, same ModifyIndex, but a Raft index is used.
+    const auto before = f.s.last_index();
+    CHECK(f.s.kv_apply(kv_op::set, entry("k", "a", 42), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->modify_index == first.entry->modify_index);
+    CHECK(f.s.last_index() == before + 1);
+
+    // CAS: 0 only creates, N must match.
+    kv_entry cas = entry("k", "b");
+    cas.modify_index = 0;
+    CHECK_FALSE(f.s.kv_apply(kv_op::cas, cas, f.now).result);
+    cas.modify_index = first.entry->modify_index;
+    CHECK(f.s.kv_apply(kv_op::cas, cas, f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->flags == 0); // flagless write resets Flags
+
+    kv_entry del = entry("k");
+    del.modify_index = 1;
+    CHECK_FALSE(f.s.kv_apply(kv_op::delete_cas, del, f.now).result);
+    del.key = "missing";
+    CHECK(f.s.kv_apply(kv_op::delete_cas, del, f.now).result);
+    CHECK(f.s.kv_apply(kv_op::set, entry(""), f.now).error == "Must provide key");
+}
+
+TEST_CASE("agent: lock semantics and LockIndex", "[unit][agent]") {
+    fixture f;
+    const std::string s1 = f.session();
+    const std::string s2 = f.session();
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k", "v", 0, s1), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->lock_index == 1);
+    CHECK_FALSE(f.s.kv_apply(kv_op::lock, entry("k", "v", 0, s2), f.now).result);
+    // Re-acquire by the holder keeps LockIndex.
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k", "w", 0, s1), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->lock_index == 1);
+    // A plain write keeps the holder and resets LockIndex.
+    CHECK(f.s.kv_apply(kv_op::set, entry("k", "plain"), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->session == s1);
+    CHECK(f.s.kv_get("k", nullptr).entry->lock_index == 0);
+    CHECK_FALSE(f.s.kv_apply(kv_op::unlock, entry("k", "v", 0, s2), f.now).result);
+    CHECK(f.s.kv_apply(kv_op::unlock, entry("k", "v", 0, s1), f.now).result);
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k", "v", 0, s2), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).entry->lock_index == 1);
+
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k2", "v", 0, ""), f.now).error == "missing session");
+    const std::string unknown = "11111111-2222-3333-4444-555555555555";
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k2", "v", 0, unknown), f.now).error ==
+          "invalid session \"" + unknown + "\"");
+    CHECK(f.s.kv_apply(kv_op::lock, entry("k2", "v", 0, "bad"), f.now).error ==
+          "failed session lookup: index error: UUID must be 36 characters");
+    CHECK_FALSE(f.s.kv_apply(kv_op::unlock, entry("k2", "v", 0, unknown), f.now).result);
+}
+
+TEST_CASE("agent: invalidation releases or deletes held keys and arms a capped lock-delay",
+          "[unit][agent]") {
+    fixture f;
+    const std::string rel = f.session(120'000'000'000); // 120 s, capped at 60 s
+    const std::string del = f.session(0, "delete");
+    const std::string other = f.session();
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("a", "x", 7, rel), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("b", "x", 0, rel), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("c", "x", 0, del), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("d", "x", 0, del), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::unlock, entry("d", "x", 0, del), f.now).result);
+
+    CHECK(f.s.session_destroy(rel, f.now).empty());
+    const auto a = f.s.kv_get("a", nullptr);
+    REQUIRE(a.entry);
+    CHECK(a.entry->session.empty());
+    CHECK(a.entry->flags == 7);
+    CHECK(a.entry->lock_index == 1);
+    CHECK(a.entry->modify_index == f.s.kv_get("b", nullptr).entry->modify_index);
+    CHECK(a.entry->modify_index == f.s.sessions_index());
+
+    CHECK_FALSE(f.s.kv_apply(kv_op::lock, entry("a", "x", 0, other), f.now + 59s).result);
+    CHECK(f.s.kv_apply(kv_op::set, entry("a", "plain"), f.now + 1s).result); // not affected
+    CHECK(f.s.kv_apply(kv_op::lock, entry("a", "x", 0, other), f.now + 61s).result);
+
+    CHECK(f.s.session_destroy(del, f.now).empty());
+    CHECK(f.s.kv_get("c", nullptr).entry == nullptr);
+    CHECK(f.s.kv_get("d", nullptr).entry != nullptr); // released before: spared
+    CHECK(f.s.session_destroy(del, f.now).empty());   // idempotent
+    CHECK(f.s.session_destroy("nope", f.now) ==
+          "failed session lookup: index error: UUID must be 36 characters");
+}
+
+TEST_CASE("agent: transactions are all or nothing and report every failing op", "[unit][agent]") {
+    fixture f;
+    REQUIRE(f.s.kv_apply(kv_op::set, entry("keep", "1"), f.now).result);
+    const auto kv_index = f.s.kvs_max_index();
+    std::vector<txn_op_in> ops(4);
+    ops[0].verb = "set";
+    ops[0].entry = entry("a");
+    ops[1].verb = "delete-tree";
+    ops[1].entry = entry("");
+    ops[2].verb = "cas";
+    ops[2].entry = entry("c");
+    ops[2].entry.modify_index = 1;
+    ops[3].verb = "get";
+    ops[3].entry = entry("nope");
+    const txn_outcome o = f.s.txn(ops, false, f.now);
+    CHECK_FALSE(o.applied);
+    CHECK(o.results.empty());
+    REQUIRE(o.errors.size() == 2);
+    CHECK(o.errors[0] ==
+          std::make_pair(std::size_t(2), std::string("failed to set key \"c\", index is stale")));
+    CHECK(o.errors[1].second == "key \"nope\" doesn't exist");
+    CHECK(f.s.kv_get("keep", nullptr).entry != nullptr);
+    CHECK(f.s.kv_get("a", nullptr).entry == nullptr);
+    CHECK(f.s.kvs_max_index() == kv_index);
+
+    std::vector<txn_op_in> good(2);
+    good[0].verb = "set";
+    good[0].entry = entry("a", "x", 5);
+    good[1].verb = "get";
+    good[1].entry = entry("a");
+    const txn_outcome ok = f.s.txn(good, false, f.now);
+    CHECK(ok.applied);
+    REQUIRE(ok.results.size() == 2);
+    CHECK_FALSE(ok.results[0].with_value);
+    CHECK(ok.results[1].with_value);
+    CHECK(ok.results[1].entry.flags == 5);
+
+    std::vector<txn_op_in> unknown(1);
+    unknown[0].verb = "get-or-empty";
+    unknown[0].entry = entry("a");
+    CHECK(f.s.txn(unknown, true, f.now).errors.at(0).second == "unknown KV verb \"get-or-empty\"");
+}
+
+TEST_CASE("agent: tombstones keep list indexes until reaped", "[unit][agent]") {
+    fixture f;
+    for (const char* k : {"p/bar", "p/baz", "p/foo", "p/moo"})
+        REQUIRE(f.s.kv_apply(kv_op::set, entry(k), f.now).result);
+    const auto foo = f.s.kv_get("p/foo", nullptr).index;
+    REQUIRE(f.s.kv_apply(kv_op::del, entry("p/moo"), f.now).result);
+    const auto deleted = f.s.kv_list("p/", nullptr).index;
+    CHECK(deleted > foo);
+    CHECK(f.s.kv_get("p/moo", nullptr).index == deleted);
+    CHECK(f.s.kv_keys("p/", "", nullptr).index == deleted);
+    CHECK(f.s.reap_tombstones() == 1);
+    CHECK(f.s.kv_list("p/", nullptr).index == foo);
+
+    // A recursive delete leaves one tombstone, keyed by its prefix.
+    REQUIRE(f.s.kv_apply(kv_op::delete_tree, entry("p/"), f.now).result);
+    CHECK(f.s.kv_list("p/", nullptr).entries.empty());
+    CHECK(f.s.kv_list("p/", nullptr).index == f.s.last_index());
+    CHECK(f.s.kv_list("p/b", nullptr).index == f.s.kvs_max_index()); // nothing under it
+}
+
+TEST_CASE("agent: health checks and node deregistration invalidate bound sessions",
+          "[unit][agent]") {
+    fixture f;
+    register_request r;
+    r.node = "foo";
+    r.address = "127.0.0.2";
+    check_rec alive;
+    alive.id = "foo:alive";
+    alive.status = "passing";
+    r.checks.push_back(alive);
+    REQUIRE(f.s.catalog_register(r, f.now).empty());
+
+    session_rec s;
+    s.id = "aaaaaaaa-0000-0000-0000-000000000001";
+    s.key = *memdb_uuid(s.id).bytes;
+    s.node = "foo";
+    s.node_checks = std::vector<std::string>{"foo:alive"};
+    REQUIRE(f.s.session_create(s).empty());
+    s.id = "aaaaaaaa-0000-0000-0000-000000000002";
+    s.key = *memdb_uuid(s.id).bytes;
+    s.node_checks = std::vector<std::string>{"serfHealth"};
+    CHECK(f.s.session_create(s) == "Missing check 'serfHealth' registration");
+
+    r.checks[0].status = "warning";
+    REQUIRE(f.s.catalog_register(r, f.now).empty());
+    CHECK(f.s.session_count() == 1);
+    r.checks[0].status = "critical";
+    REQUIRE(f.s.catalog_register(r, f.now).empty());
+    CHECK(f.s.session_count() == 0);
+    s.node_checks = std::vector<std::string>{"foo:alive"};
+    CHECK(f.s.session_create(s) == "Check 'foo:alive' is in critical state");
+
+    s.node_checks = std::vector<std::string>{};
+    REQUIRE(f.s.session_create(s).empty());
+    CHECK(f.s.node_sessions("FOO", nullptr).sessions.size() == 1);
+    REQUIRE(f.s.catalog_deregister("foo", "", "", f.now).empty());
+    CHECK(f.s.session_count() == 0);
+    CHECK(f.s.node("foo") == nullptr);
+    s.id = "aaaaaaaa-0000-0000-0000-000000000003";
+    s.key = *memdb_uuid(s.id).bytes;
+    CHECK(f.s.session_create(s) == "Missing node registration");
+    CHECK(f.s.catalog_deregister("", "", "", f.now) == "Must provide node");
+}
+
+TEST_CASE("agent: reset starts the index again", "[unit][agent]") {
+    fixture f;
+    for (int i = 0; i < 10; ++i)
+        REQUIRE(f.s.kv_apply(kv_op::set, entry("k" + std::to_string(i)), f.now).result);
+    const auto high = f.s.last_index();
+    f.s.reset();
+    CHECK(f.s.key_count() == 0);
+    CHECK(f.s.last_index() < high);
+    CHECK(f.s.node("node1") != nullptr); // the agent's node is registered again
+    REQUIRE(f.s.kv_apply(kv_op::set, entry("k"), f.now).result);
+    CHECK(f.s.kv_get("k", nullptr).index >= 2);
+}
