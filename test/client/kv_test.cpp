@@ -11,7 +11,9 @@ using namespace std::chrono_literals;
 
 TEST_CASE_METHOD(client_fixture, "KV put, get and delete round-trip", "[client][kv]") {
     auto body = [&]() -> asio::awaitable<void> {
-        CHECK(co_await consul.async_kv_put(p + "k", "test", kv_put_options{}.with_flags(42)));
+        const auto r0 =
+            co_await consul.async_kv_put(p + "k", "test", kv_put_options{}.with_flags(42));
+        CHECK(r0);
         auto r = co_await consul.async_kv_get(p + "k");
         REQUIRE(r.entry);
         CHECK(r.entry->key == p + "k");
@@ -22,7 +24,8 @@ TEST_CASE_METHOD(client_fixture, "KV put, get and delete round-trip", "[client][
         CHECK(r.entry->create_index == r.entry->modify_index);
         CHECK(r.meta.index == r.entry->modify_index);
         CHECK(r.meta.known_leader);
-        CHECK(co_await consul.async_kv_delete(p + "k"));
+        const auto r1 = co_await consul.async_kv_delete(p + "k");
+        CHECK(r1);
         auto gone = co_await consul.async_kv_get(p + "k");
         CHECK_FALSE(gone.entry);
         CHECK(gone.meta.index >= 1);
@@ -33,15 +36,17 @@ TEST_CASE_METHOD(client_fixture, "KV put, get and delete round-trip", "[client][
 TEST_CASE_METHOD(client_fixture, "values and flags round-trip exactly", "[client][kv]") {
     auto body = [&]() -> asio::awaitable<void> {
         const std::string binary("\0\x01\xff\xfe text \"quoted\"\n", 20);
-        CHECK(co_await consul.async_kv_put(p + "bin", binary,
-                                           kv_put_options{}.with_flags(semaphore_flag_value)));
+        const auto r2 = co_await consul.async_kv_put(
+            p + "bin", binary, kv_put_options{}.with_flags(semaphore_flag_value));
+        CHECK(r2);
         auto r = co_await consul.async_kv_get(p + "bin");
         REQUIRE(r.entry);
         CHECK(r.entry->value == binary);
         CHECK(r.entry->flags == semaphore_flag_value);
 
-        CHECK(co_await consul.async_kv_put(p + "max", "",
-                                           kv_put_options{}.with_flags(~std::uint64_t{0})));
+        const auto r3 = co_await consul.async_kv_put(
+            p + "max", "", kv_put_options{}.with_flags(~std::uint64_t{0}));
+        CHECK(r3);
         auto m = co_await consul.async_kv_get(p + "max");
         REQUIRE(m.entry);
         CHECK(m.entry->flags == ~std::uint64_t{0});
@@ -60,7 +65,8 @@ TEST_CASE_METHOD(client_fixture, "values and flags round-trip exactly", "[client
 TEST_CASE_METHOD(client_fixture, "keys needing URL escaping round-trip", "[client][kv]") {
     auto body = [&]() -> asio::awaitable<void> {
         const std::string key = p + "a b/c?d&e=f%g#h+i";
-        CHECK(co_await consul.async_kv_put(key, "v"));
+        const auto r4 = co_await consul.async_kv_put(key, "v");
+        CHECK(r4);
         auto r = co_await consul.async_kv_get(key);
         REQUIRE(r.entry);
         CHECK(r.entry->key == key);
@@ -110,7 +116,9 @@ TEST_CASE_METHOD(client_fixture, "recurse lists sorted entries; keys collapse at
         auto no_keys = co_await consul.async_kv_keys(p + "nothing-here/");
         CHECK(no_keys.keys.empty());
 
-        CHECK(co_await consul.async_kv_delete(p + "foo/", kv_delete_options{}.with_recurse(true)));
+        const auto r5 =
+            co_await consul.async_kv_delete(p + "foo/", kv_delete_options{}.with_recurse(true));
+        CHECK(r5);
         auto after = co_await consul.async_kv_keys(p);
         CHECK(after.keys.size() == 3);
     };
@@ -119,29 +127,40 @@ TEST_CASE_METHOD(client_fixture, "recurse lists sorted entries; keys collapse at
 
 TEST_CASE_METHOD(client_fixture, "check-and-set writes and deletes", "[client][kv]") {
     auto body = [&]() -> asio::awaitable<void> {
-        CHECK(co_await consul.async_kv_put(p + "c", "one", kv_put_options{}.with_cas(0)));
-        CHECK_FALSE(co_await consul.async_kv_put(p + "c", "two", kv_put_options{}.with_cas(0)));
+        const auto r6 = co_await consul.async_kv_put(p + "c", "one", kv_put_options{}.with_cas(0));
+        CHECK(r6);
+        const auto r7 = co_await consul.async_kv_put(p + "c", "two", kv_put_options{}.with_cas(0));
+        CHECK_FALSE(r7);
         auto r = co_await consul.async_kv_get(p + "c");
         REQUIRE(r.entry);
         const auto idx = r.entry->modify_index;
-        CHECK_FALSE(
-            co_await consul.async_kv_put(p + "c", "stale", kv_put_options{}.with_cas(idx - 1)));
-        CHECK(co_await consul.async_kv_put(p + "c", "three", kv_put_options{}.with_cas(idx)));
+        const auto r8 =
+            co_await consul.async_kv_put(p + "c", "stale", kv_put_options{}.with_cas(idx - 1));
+        CHECK_FALSE(r8);
+        const auto r9 =
+            co_await consul.async_kv_put(p + "c", "three", kv_put_options{}.with_cas(idx));
+        CHECK(r9);
         auto r2 = co_await consul.async_kv_get(p + "c");
         REQUIRE(r2.entry);
         CHECK(r2.entry->value == "three");
         CHECK(r2.entry->create_index == r.entry->create_index);
         CHECK(r2.entry->modify_index > idx);
-        CHECK_FALSE(co_await consul.async_kv_put(p + "absent", "x", kv_put_options{}.with_cas(5)));
-        CHECK_FALSE((co_await consul.async_kv_get(p + "absent")).entry);
+        const auto r10 =
+            co_await consul.async_kv_put(p + "absent", "x", kv_put_options{}.with_cas(5));
+        CHECK_FALSE(r10);
+        auto r11 = co_await consul.async_kv_get(p + "absent");
+        CHECK_FALSE(r11.entry);
 
-        CHECK_FALSE(co_await consul.async_kv_delete(
-            p + "c", kv_delete_options{}.with_cas(r2.entry->modify_index - 1)));
-        CHECK(co_await consul.async_kv_delete(
-            p + "c", kv_delete_options{}.with_cas(r2.entry->modify_index)));
-        CHECK_FALSE((co_await consul.async_kv_get(p + "c")).entry);
-        CHECK(co_await consul.async_kv_delete(p + "c",
-                                              kv_delete_options{}.with_cas(7))); // absent: true
+        const auto r12 = co_await consul.async_kv_delete(
+            p + "c", kv_delete_options{}.with_cas(r2.entry->modify_index - 1));
+        CHECK_FALSE(r12);
+        const auto r13 = co_await consul.async_kv_delete(
+            p + "c", kv_delete_options{}.with_cas(r2.entry->modify_index));
+        CHECK(r13);
+        auto r14 = co_await consul.async_kv_get(p + "c");
+        CHECK_FALSE(r14.entry);
+        const auto r15 = co_await consul.async_kv_delete(p + "c", kv_delete_options{}.with_cas(7));
+        CHECK(r15); // absent: true
     };
     run(ioc, body());
 }

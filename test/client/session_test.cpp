@@ -56,7 +56,8 @@ TEST_CASE_METHOD(client_fixture, "renew returns the entry; a destroyed session c
         auto renewed = co_await consul.async_session_renew(id);
         CHECK(renewed.id == id);
         CHECK(renewed.ttl == 10s);
-        CHECK(co_await consul.async_session_destroy(id));
+        const auto r0 = co_await consul.async_session_destroy(id);
+        CHECK(r0);
         diagnostics diag;
         auto [ec, entry] =
             co_await consul.async_session_renew(id, write_options{}.with_diag(&diag), tuple_token);
@@ -65,7 +66,8 @@ TEST_CASE_METHOD(client_fixture, "renew returns the entry; a destroyed session c
         CHECK(diag.http_status == 404);
         CHECK(diag.server_message == "Session id '" + id + "' not found");
         // Destroy is idempotent; info of an unknown session is empty, not an error.
-        CHECK(co_await consul.async_session_destroy(id));
+        const auto r1 = co_await consul.async_session_destroy(id);
+        CHECK(r1);
         auto info = co_await consul.async_session_info(id);
         CHECK_FALSE(info.session);
         CHECK(info.meta.index >= 1);
@@ -138,20 +140,29 @@ TEST_CASE_METHOD(client_fixture, "acquire, contention, release and LockIndex",
     auto body = [&]() -> asio::awaitable<void> {
         auto s1 = co_await new_session(session_options{}.with_lock_delay(0ms));
         auto s2 = co_await new_session(session_options{}.with_lock_delay(0ms));
-        CHECK(co_await consul.async_kv_put(p + "l", "one", kv_put_options{}.with_acquire(s1)));
+        const auto r2 =
+            co_await consul.async_kv_put(p + "l", "one", kv_put_options{}.with_acquire(s1));
+        CHECK(r2);
         auto held = co_await consul.async_kv_get(p + "l");
         REQUIRE(held.entry);
         CHECK(held.entry->session == s1);
         CHECK(held.entry->lock_index == 1);
-        CHECK_FALSE(
-            co_await consul.async_kv_put(p + "l", "two", kv_put_options{}.with_acquire(s2)));
-        CHECK_FALSE(co_await consul.async_kv_put(p + "l", "", kv_put_options{}.with_release(s2)));
-        CHECK(co_await consul.async_kv_put(p + "l", "one", kv_put_options{}.with_release(s1)));
+        const auto r3 =
+            co_await consul.async_kv_put(p + "l", "two", kv_put_options{}.with_acquire(s2));
+        CHECK_FALSE(r3);
+        const auto r4 =
+            co_await consul.async_kv_put(p + "l", "", kv_put_options{}.with_release(s2));
+        CHECK_FALSE(r4);
+        const auto r5 =
+            co_await consul.async_kv_put(p + "l", "one", kv_put_options{}.with_release(s1));
+        CHECK(r5);
         auto released = co_await consul.async_kv_get(p + "l");
         REQUIRE(released.entry);
         CHECK(released.entry->session.empty());
         CHECK(released.entry->lock_index == 1);
-        CHECK(co_await consul.async_kv_put(p + "l", "two", kv_put_options{}.with_acquire(s2)));
+        const auto r6 =
+            co_await consul.async_kv_put(p + "l", "two", kv_put_options{}.with_acquire(s2));
+        CHECK(r6);
         auto again = co_await consul.async_kv_get(p + "l");
         CHECK(again.entry->lock_index == 2);
         CHECK(again.entry->session == s2);
@@ -171,15 +182,20 @@ TEST_CASE_METHOD(client_fixture, "destroying a holder arms its lock-delay",
     auto body = [&]() -> asio::awaitable<void> {
         auto s1 = co_await new_session(session_options{}.with_lock_delay(1s));
         auto s2 = co_await new_session(session_options{}.with_lock_delay(0ms));
-        CHECK(co_await consul.async_kv_put(p + "ld", "v", kv_put_options{}.with_acquire(s1)));
+        const auto r7 =
+            co_await consul.async_kv_put(p + "ld", "v", kv_put_options{}.with_acquire(s1));
+        CHECK(r7);
         co_await consul.async_session_destroy(s1);
         const auto destroyed = std::chrono::steady_clock::now();
         auto after = co_await consul.async_kv_get(p + "ld");
         REQUIRE(after.entry);
         CHECK(after.entry->session.empty()); // release behaviour: key kept, unlocked
-        CHECK_FALSE(co_await consul.async_kv_put(p + "ld", "v", kv_put_options{}.with_acquire(s2)));
+        const auto r8 =
+            co_await consul.async_kv_put(p + "ld", "v", kv_put_options{}.with_acquire(s2));
+        CHECK_FALSE(r8);
         // Reads and plain writes are not affected by the lock-delay.
-        CHECK(co_await consul.async_kv_put(p + "ld", "plain"));
+        const auto r9 = co_await consul.async_kv_put(p + "ld", "plain");
+        CHECK(r9);
         bool acquired = false;
         while (!acquired && std::chrono::steady_clock::now() - destroyed < 5s) {
             co_await sleep(100ms);
@@ -197,9 +213,12 @@ TEST_CASE_METHOD(client_fixture, "a delete-behaviour session deletes its keys wh
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await new_session(
             session_options{}.with_lock_delay(0ms).with_behavior(session_behavior::delete_keys));
-        CHECK(co_await consul.async_kv_put(p + "eph", "v", kv_put_options{}.with_acquire(s)));
+        const auto r10 =
+            co_await consul.async_kv_put(p + "eph", "v", kv_put_options{}.with_acquire(s));
+        CHECK(r10);
         co_await consul.async_session_destroy(s);
-        CHECK_FALSE((co_await consul.async_kv_get(p + "eph")).entry);
+        auto r11 = co_await consul.async_kv_get(p + "eph");
+        CHECK_FALSE(r11.entry);
     };
     run(ioc, body());
 }

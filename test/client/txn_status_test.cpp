@@ -38,7 +38,8 @@ TEST_CASE_METHOD(client_fixture, "a failing txn rolls back everything (409)", "[
         CHECK(r.errors[0].what.find("missing session") != std::string::npos);
         CHECK(r.errors[1].op_index == 2);
         CHECK(r.errors[1].what.find("doesn't exist") != std::string::npos);
-        CHECK_FALSE((co_await consul.async_kv_get(p + "a")).entry); // nothing applied
+        auto r0 = co_await consul.async_kv_get(p + "a");
+        CHECK_FALSE(r0.entry); // nothing applied
     };
     run(ioc, body());
 }
@@ -48,7 +49,9 @@ TEST_CASE_METHOD(client_fixture, "check-session guards a write (the fencing patt
     auto body = [&]() -> asio::awaitable<void> {
         auto s1 = co_await new_session(session_options{}.with_lock_delay(0ms));
         auto s2 = co_await new_session(session_options{}.with_lock_delay(0ms));
-        CHECK(co_await consul.async_kv_put(p + "lock", "", kv_put_options{}.with_acquire(s1)));
+        const auto r1 =
+            co_await consul.async_kv_put(p + "lock", "", kv_put_options{}.with_acquire(s1));
+        CHECK(r1);
         std::vector<txn_op> ops2{txn_op::check_session(p + "lock", s1),
                                  txn_op::set(p + "data", "by s1")};
         auto ok = co_await consul.async_txn(ops2);
@@ -98,7 +101,8 @@ TEST_CASE_METHOD(client_fixture, "txn verbs: cas, check-index, delete-cas, get-t
         auto del = co_await consul.async_txn(ops8);
         CHECK(del.committed);
         CHECK(del.results.empty());
-        CHECK((co_await consul.async_kv_keys(p + "t/")).keys.empty());
+        auto r2 = co_await consul.async_kv_keys(p + "t/");
+        CHECK(r2.keys.empty());
     };
     run(ioc, body());
 }

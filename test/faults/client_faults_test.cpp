@@ -60,7 +60,8 @@ TEST_CASE_METHOD(client_fixture, "a forced session expiry makes renew report inv
         return;
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await new_session(session_options{}.with_ttl(10s).with_lock_delay(0ms));
-        CHECK(co_await consul.async_kv_put(p + "l", "", kv_put_options{}.with_acquire(s)));
+        const auto r0 = co_await consul.async_kv_put(p + "l", "", kv_put_options{}.with_acquire(s));
+        CHECK(r0);
         CHECK(server.agent()->force_expire_session(s));
         auto [ec, entry] = co_await consul.async_session_renew(s, {}, tuple_token);
         CHECK(ec == errc::session_invalidated);
