@@ -50,4 +50,17 @@ void spawn_op(asio::any_io_executor ex, asio::awaitable<std::pair<error_code, T>
         asio::bind_cancellation_slot(slot, asio::bind_executor(handler_ex, std::move(complete))));
 }
 
+/// The same for operations that complete with `void(error_code)`.
+inline void spawn_op(asio::any_io_executor ex, asio::awaitable<error_code> op,
+                     asio::any_completion_handler<void(error_code)> handler) {
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    auto handler_ex = asio::get_associated_executor(handler, ex);
+    auto complete = [h = std::move(handler)](std::exception_ptr e, error_code ec) mutable {
+        std::move(h)(e ? error_from_exception(e) : ec);
+    };
+    asio::co_spawn(
+        ex, std::move(op),
+        asio::bind_cancellation_slot(slot, asio::bind_executor(handler_ex, std::move(complete))));
+}
+
 } // namespace conclave::detail

@@ -1,0 +1,161 @@
+// class session: a Consul session kept alive by a renew loop, with a local deadline.
+#pragma once
+
+#include <conclave/client.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace conclave {
+
+namespace detail {
+struct session_state;
+}
+
+/// How a recipe session is created and kept. Not an aggregate (see types.hpp): set fields
+/// with the with_* calls.
+struct session_config {
+    session_config() = default;
+
+    std::string name = "conclave";
+    /// Consul keeps the session at least this long after each renew (really about twice).
+    std::chrono::milliseconds ttl{15000};
+    /// After the session is invalidated, its keys cannot be acquired for this long
+    /// (Consul caps it at 60 s). Consul's default is 15 s; 0 disables it.
+    std::chrono::milliseconds lock_delay{15000};
+    session_behavior behavior = session_behavior::release;
+    /// Node checks the session is bound to. Default: none, so only the TTL (and this
+    /// process renewing it) decides its life. {"serfHealth"} also ties it to the node.
+    std::vector<std::string> node_checks;
+    /// Bound on the destroy sent when the session is closed or its run is cancelled.
+    std::chrono::milliseconds destroy_timeout{2000};
+
+    session_config& with_name(std::string v) {
+        name = std::move(v);
+        return *this;
+    }
+    session_config& with_ttl(std::chrono::milliseconds v) {
+        ttl = v;
+        return *this;
+    }
+    session_config& with_lock_delay(std::chrono::milliseconds v) {
+        lock_delay = v;
+        return *this;
+    }
+    session_config& with_behavior(session_behavior v) {
+        behavior = v;
+        return *this;
+    }
+    session_config& with_node_checks(std::vector<std::string> v) {
+        node_checks = std::move(v);
+        return *this;
+    }
+    session_config& with_destroy_timeout(std::chrono::milliseconds v) {
+        destroy_timeout = v;
+        return *this;
+    }
+};
+
+/// A Consul session owned by this process. One session can back many grants (locks,
+/// permits, leadership).
+///
+/// The session is *lost* when Consul says it no longer exists (renew answers 404), when its
+/// local deadline passes (start of the last successful renew + TTL: Consul cannot have
+/// expired it before then, so giving up at that moment is always early enough), or when it
+/// is destroyed. Loss is final: create a new session to continue.
+///
+/// `async_run` must be running for the session to be renewed, typically next to the work
+/// that needs it: `co_await (s.async_run() || work())`.
+///
+/// A session is a cheap handle; copies share the same state. It lives on its client's
+/// executor and is not thread-safe. When the last handle goes away without the session
+/// having been destroyed or lost, a best-effort destroy is sent in the background.
+class session {
+public:
+    using clock = std::chrono::steady_clock;
+
+    session() = default;
+
+    /// Creates a session. Completes with `void(error_code, session)`.
+    template <class Token = asio::deferred_t>
+    static auto async_create(client& c, session_config cfg = {}, Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code, session)>(
+            [&c](auto h, session_config cfg) {
+                create_impl(c, std::move(cfg),
+                            asio::any_completion_handler<void(error_code, session)>(std::move(h)));
+            },
+            token, std::move(cfg));
+    }
+
+    /// Renews the session at TTL/2, retrying transient failures (with backoff) until the
+    /// local deadline. Completes with:
+    /// - errc::session_invalidated when Consul no longer knows the session, or when renewals
+    ///   kept failing until the local deadline passed;
+    /// - success when the session was destroyed with async_destroy();
+    /// - operation_aborted when cancelled (any cancellation type): the session is then
+    ///   destroyed (bounded by destroy_timeout) before completing.
+    template <class Token = asio::deferred_t>
+    auto async_run(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                run_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Completes when the session is lost, with the reason (errc::session_invalidated, or
+    /// errc::lock_lost... never success); operation_aborted when cancelled.
+    template <class Token = asio::deferred_t>
+    auto async_wait_lost(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Destroys the session on Consul (its keys are released or deleted per its behaviour).
+    /// Idempotent and retry-safe: the session counts as destroyed only once Consul said so.
+    template <class Token = asio::deferred_t>
+    auto async_destroy(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+    bool valid() const noexcept { return state_ != nullptr; }
+    const std::string& id() const noexcept;
+    client& get_client() const noexcept;
+    const session_config& config() const noexcept;
+    /// The TTL in force (Consul may have asked for a larger one).
+    std::chrono::milliseconds ttl() const noexcept;
+    /// Before this moment Consul cannot have expired the session.
+    clock::time_point deadline() const noexcept;
+    /// Lost (invalidated, expired locally, or destroyed)?
+    bool lost() const noexcept;
+    /// Why it was lost (empty while it is not).
+    error_code loss_reason() const noexcept;
+
+    /// For recipes: the shared state.
+    const std::shared_ptr<detail::session_state>& state() const noexcept { return state_; }
+
+private:
+    explicit session(std::shared_ptr<detail::session_state> s)
+        : state_(std::move(s)) {}
+
+    static void create_impl(client& c, session_config cfg,
+                            asio::any_completion_handler<void(error_code, session)> h);
+    using state_ptr = std::shared_ptr<detail::session_state>;
+    static void run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void destroy_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+
+    std::shared_ptr<detail::session_state> state_;
+};
+
+} // namespace conclave

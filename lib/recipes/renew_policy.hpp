@@ -1,0 +1,69 @@
+// When to renew a session, and when it counts as lost: pure decisions, no I/O, no clock.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+
+namespace conclave::detail {
+
+/// The renew schedule of one session (sans-I/O: the caller passes `now`).
+///
+/// Consul keeps a session at least TTL after it processed a renew (in practice 2 x TTL),
+/// and the renew reached Consul after we sent it. So `start of the last successful renew +
+/// TTL` is a moment before which Consul cannot have expired the session: the local
+/// deadline. A holder that treats itself as lost at that deadline gives up before anyone
+/// else can acquire what it held.
+class renew_policy {
+public:
+    using clock = std::chrono::steady_clock;
+    using duration = clock::duration;
+
+    renew_policy(duration ttl, clock::time_point created_at) noexcept
+        : ttl_(ttl)
+        , last_success_start_(created_at)
+        , next_(created_at + ttl / 2) {}
+
+    duration ttl() const noexcept { return ttl_; }
+    clock::time_point deadline() const noexcept { return last_success_start_ + ttl_; }
+    /// When the next renew should start.
+    clock::time_point next_renew() const noexcept { return next_; }
+    bool expired(clock::time_point now) const noexcept { return now >= deadline(); }
+    unsigned consecutive_failures() const noexcept { return failures_; }
+
+    /// A renew that started at `start` succeeded and Consul reported `server_ttl`. A larger
+    /// TTL is adopted (Consul may ask for one under load); a smaller one is ignored, since
+    /// Consul never expires a session before the TTL it was created with.
+    void on_success(clock::time_point start, duration server_ttl) noexcept {
+        if (server_ttl > ttl_)
+            ttl_ = server_ttl;
+        last_success_start_ = std::max(last_success_start_, start);
+        failures_ = 0;
+        next_ = last_success_start_ + ttl_ / 2;
+    }
+
+    /// A renew failed with a transient error at `now`: retry with a backoff that doubles
+    /// from ttl/16 and never waits past the point where one more try still fits before the
+    /// deadline.
+    void on_transient_failure(clock::time_point now) noexcept {
+        ++failures_;
+        duration backoff = ttl_ / 16;
+        for (unsigned i = 1; i < failures_ && backoff < ttl_ / 4; ++i)
+            backoff *= 2;
+        backoff = std::min(backoff, ttl_ / 4);
+        next_ = std::min(now + backoff, std::max(now, deadline() - ttl_ / 8));
+    }
+
+    /// How long one renew request may take: never past the deadline.
+    duration request_budget(clock::time_point now, duration request_timeout) const noexcept {
+        const auto left = deadline() - now;
+        return std::max(duration::zero(), std::min(left, request_timeout));
+    }
+
+private:
+    duration ttl_;
+    clock::time_point last_success_start_;
+    clock::time_point next_;
+    unsigned failures_ = 0;
+};
+
+} // namespace conclave::detail

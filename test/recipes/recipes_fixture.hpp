@@ -1,0 +1,78 @@
+// Setup of the recipe tests: a dev agent with a short minimum TTL, a client, and a check
+// after every test that nothing leaked (no session, no key under the test's prefix).
+#pragma once
+
+#include "support/backend.hpp"
+#include "support/run.hpp"
+
+#include <conclave/client.hpp>
+#include <conclave/session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <catch2/catch.hpp>
+
+namespace conclave::test {
+
+inline dev::agent_config recipes_agent_config() {
+    auto cfg = test_agent_config();
+    cfg.session_ttl_min = std::chrono::milliseconds{100};
+    return cfg;
+}
+
+struct recipes_fixture {
+    asio::io_context ioc;
+    backend server{ioc, recipes_agent_config()};
+    client consul{ioc.get_executor(), server.client_config()};
+    std::string p = server.prefix();
+
+    static constexpr auto tuple_token = asio::as_tuple(asio::deferred);
+
+    asio::awaitable<void> sleep(std::chrono::milliseconds d) {
+        asio::steady_timer t{ioc, d};
+        co_await t.async_wait(asio::deferred);
+    }
+
+    /// Sessions and keys this test left on the agent (none is the only right answer).
+    asio::awaitable<std::pair<std::size_t, std::size_t>> leftovers() {
+        auto sessions = co_await consul.async_session_list();
+        auto keys = co_await consul.async_kv_keys(p);
+        co_return std::pair<std::size_t, std::size_t>{sessions.sessions.size(), keys.keys.size()};
+    }
+
+    /// Waits (blocking queries, no polling sleeps) until the agent holds no session.
+    asio::awaitable<void> wait_no_sessions(std::chrono::milliseconds limit) {
+        const auto end = std::chrono::steady_clock::now() + limit;
+        std::uint64_t index = 0;
+        while (std::chrono::steady_clock::now() < end) {
+            auto r = co_await consul.async_session_list(
+                query_options::blocking(index, std::chrono::milliseconds{500}));
+            if (r.sessions.empty())
+                co_return;
+            index = r.meta.index;
+        }
+    }
+
+    ~recipes_fixture() {
+        if (server.external())
+            return;
+        std::pair<std::size_t, std::size_t> left{0, 0};
+        auto check = [this]() -> asio::awaitable<std::pair<std::size_t, std::size_t>> {
+            co_await wait_no_sessions(std::chrono::milliseconds{3000});
+            co_return co_await leftovers();
+        };
+        try {
+            left = run(ioc, check(), std::chrono::milliseconds{5000});
+        } catch (...) {
+            left = {~std::size_t{0}, ~std::size_t{0}};
+        }
+        CHECK(left.first == 0);  // sessions left behind
+        CHECK(left.second == 0); // keys left behind
+    }
+};
+
+} // namespace conclave::test

@@ -1,0 +1,171 @@
+// conclave::session: creation, renewal, the local deadline, loss, cancellation, cleanup.
+#include "recipes_fixture.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+using steady = std::chrono::steady_clock;
+
+namespace {
+// Awaitable operators (|| &&) and cancellation binding need awaitables, not deferred ops.
+constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
+} // namespace
+
+TEST_CASE_METHOD(recipes_fixture, "a session is created as configured and destroyed on request",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto before = steady::now();
+        auto s = co_await session::async_create(
+            consul, session_config{}.with_name("cfg").with_ttl(2s).with_lock_delay(0ms));
+        CHECK(s.valid());
+        CHECK_FALSE(s.lost());
+        CHECK(s.deadline() >= before + 2s);
+        CHECK(s.deadline() <= steady::now() + 2s);
+        auto info = co_await consul.async_session_info(s.id());
+        REQUIRE(info.session);
+        CHECK(info.session->name == "cfg");
+        CHECK(info.session->ttl == 2s);
+        CHECK(info.session->lock_delay == 0ns);
+        CHECK(info.session->node_checks.empty()); // TTL sessions carry no node checks
+        co_await s.async_destroy();
+        CHECK(s.lost());
+        CHECK(s.loss_reason() == errc::session_invalidated);
+        auto gone = co_await consul.async_session_info(s.id());
+        CHECK_FALSE(gone.session);
+        co_await s.async_destroy(); // idempotent
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "async_run keeps the session alive past several TTLs",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(300ms));
+        const auto first_deadline = s.deadline();
+        // 1.5 s = 5 TTLs: without renewals the agent would expire it after 2 TTLs.
+        auto outcome = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || sleep(1500ms));
+        CHECK(outcome.index() == 1); // the timer ended it, not the run
+        // The run was cancelled by ||: it destroyed the session before completing.
+        CHECK(s.lost());
+        auto info = co_await consul.async_session_info(s.id());
+        CHECK_FALSE(info.session);
+        CHECK(s.deadline() > first_deadline + 900ms); // it was renewed all along
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a cancelled run completes with operation_aborted", "[session]") {
+    auto body = [&]() -> asio::awaitable<error_code> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(1s));
+        asio::cancellation_signal cancel;
+        asio::steady_timer t{ioc, 100ms};
+        t.async_wait([&](error_code) { cancel.emit(asio::cancellation_type::terminal); });
+        auto [ec] =
+            co_await s.async_run(asio::bind_cancellation_slot(cancel.slot(), awaitable_tuple));
+        auto info = co_await consul.async_session_info(s.id());
+        CHECK_FALSE(info.session); // destroyed on the way out
+        co_return ec;
+    };
+    CHECK(run(ioc, body()) == asio::error::operation_aborted);
+}
+
+TEST_CASE_METHOD(recipes_fixture, "an invalidated session ends the run and wakes loss waiters",
+                 "[session]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(10s));
+        auto invalidate = [&]() -> asio::awaitable<void> {
+            co_await sleep(200ms);
+            server.agent()->force_expire_session(s.id());
+        };
+        error_code run_ec, lost_ec;
+        auto run_task = [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await s.async_run(awaitable_tuple);
+            run_ec = ec;
+        };
+        auto lost_task = [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await s.async_wait_lost(awaitable_tuple);
+            lost_ec = ec;
+        };
+        const auto start = steady::now();
+        co_await (run_task() && lost_task() && invalidate());
+        // The run notices at its next renew (TTL/2 = 5 s at the latest); the waiter with it.
+        CHECK(run_ec == errc::session_invalidated);
+        CHECK(lost_ec == errc::session_invalidated);
+        CHECK(steady::now() - start < 6s);
+        CHECK(s.lost());
+    };
+    run(ioc, body(), 15s);
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "with renewals failing, the session is lost at its local deadline, "
+                 "before Consul could expire it",
+                 "[session]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(400ms));
+        server.agent()->inject_errors("/v1/session/renew/", 1000, 500);
+        const auto deadline = s.deadline();
+        auto [ec] = co_await s.async_run(tuple_token);
+        const auto noticed = steady::now();
+        CHECK(ec == errc::session_invalidated);
+        CHECK(noticed >= deadline);
+        CHECK(noticed < deadline + 200ms);
+        // Consul (TTL x 2) still holds it: nobody else can have taken what it held.
+        auto info = co_await consul.async_session_info(s.id());
+        CHECK(info.session);
+        server.agent()->inject_errors("/v1/session/renew/", 0, 500);
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "transient renew failures are survived within the TTL",
+                 "[session]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(1s));
+        // Two failures cost at most two short backoffs (ttl/16, ttl/8): far inside the TTL.
+        server.agent()->inject_errors("/v1/session/renew/", 2, 500);
+        auto outcome = co_await (s.async_run(awaitable_tuple) || sleep(2500ms));
+        CHECK(outcome.index() == 1);
+        CHECK(s.deadline() > steady::now() - 2500ms + 1s); // renewed after the failures
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "waiting for loss can be cancelled without touching the session",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, session_config{}.with_ttl(5s));
+        auto outcome = co_await (s.async_wait_lost(awaitable_tuple) || sleep(100ms));
+        CHECK(outcome.index() == 1);
+        CHECK_FALSE(s.lost());
+        auto info = co_await consul.async_session_info(s.id());
+        CHECK(info.session);
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a session nobody closed is destroyed when its last handle goes",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string id;
+        {
+            auto s = co_await session::async_create(consul, session_config{}.with_ttl(30s));
+            id = s.id();
+        }
+        co_await wait_no_sessions(3s);
+        auto info = co_await consul.async_session_info(id);
+        CHECK_FALSE(info.session);
+    };
+    run(ioc, body());
+}

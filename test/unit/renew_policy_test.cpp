@@ -1,0 +1,61 @@
+// The renew schedule and local deadline of a session, without clocks or sockets.
+#include "recipes/renew_policy.hpp"
+
+#include <catch2/catch.hpp>
+
+using conclave::detail::renew_policy;
+using namespace std::chrono_literals;
+using tp = renew_policy::clock::time_point;
+
+TEST_CASE("renew at TTL/2; the deadline is the last renew's start plus TTL", "[renew]") {
+    const tp t0{};
+    renew_policy p{10s, t0};
+    CHECK(p.next_renew() == t0 + 5s);
+    CHECK(p.deadline() == t0 + 10s);
+    CHECK_FALSE(p.expired(t0 + 9s));
+    CHECK(p.expired(t0 + 10s));
+    p.on_success(t0 + 5s, 10s);
+    CHECK(p.deadline() == t0 + 15s);
+    CHECK(p.next_renew() == t0 + 10s);
+}
+
+TEST_CASE("a larger TTL from Consul is adopted, a smaller one is not", "[renew]") {
+    const tp t0{};
+    renew_policy p{10s, t0};
+    p.on_success(t0 + 5s, 20s);
+    CHECK(p.ttl() == 20s);
+    CHECK(p.deadline() == t0 + 25s);
+    p.on_success(t0 + 15s, 5s);
+    CHECK(p.ttl() == 20s);
+}
+
+TEST_CASE("transient failures back off, but a try always fits before the deadline", "[renew]") {
+    const tp t0{};
+    renew_policy p{16s, t0};
+    p.on_transient_failure(t0 + 8s);
+    CHECK(p.next_renew() == t0 + 9s); // ttl/16
+    p.on_transient_failure(t0 + 9s);
+    CHECK(p.next_renew() == t0 + 11s); // doubled
+    p.on_transient_failure(t0 + 11s);
+    CHECK(p.next_renew() == t0 + 14s); // capped so one try fits: deadline - ttl/8
+    CHECK(p.consecutive_failures() == 3);
+    p.on_success(t0 + 14s, 16s);
+    CHECK(p.consecutive_failures() == 0);
+    CHECK(p.deadline() == t0 + 30s);
+}
+
+TEST_CASE("a renew request never runs past the deadline", "[renew]") {
+    const tp t0{};
+    renew_policy p{4s, t0};
+    CHECK(p.request_budget(t0 + 1s, 10s) == 3s);
+    CHECK(p.request_budget(t0 + 1s, 1s) == 1s);
+    CHECK(p.request_budget(t0 + 5s, 1s) == 0s);
+}
+
+TEST_CASE("an older success does not move the deadline back", "[renew]") {
+    const tp t0{};
+    renew_policy p{10s, t0};
+    p.on_success(t0 + 6s, 10s);
+    p.on_success(t0 + 4s, 10s);
+    CHECK(p.deadline() == t0 + 16s);
+}
