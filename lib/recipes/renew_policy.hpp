@@ -41,16 +41,20 @@ public:
         next_ = last_success_start_ + ttl_ / 2;
     }
 
-    /// A renew failed with a transient error at `now`: retry with a backoff that doubles
-    /// from ttl/16 and never waits past the point where one more try still fits before the
-    /// deadline.
+    /// A renew failed with a transient error at `now`: retry after a backoff that doubles
+    /// from ttl/16 up to ttl/4, moved earlier if that lets one more try start before the
+    /// last useful moment (deadline - ttl/8). Never sooner than the backoff once that moment
+    /// has passed: a failing Consul is not hammered in a loop until the deadline.
     void on_transient_failure(clock::time_point now) noexcept {
         ++failures_;
         duration backoff = ttl_ / 16;
         for (unsigned i = 1; i < failures_ && backoff < ttl_ / 4; ++i)
             backoff *= 2;
         backoff = std::min(backoff, ttl_ / 4);
-        next_ = std::min(now + backoff, std::max(now, deadline() - ttl_ / 8));
+        const auto last_useful = deadline() - ttl_ / 8;
+        next_ = now + backoff;
+        if (now < last_useful && next_ > last_useful)
+            next_ = last_useful;
     }
 
     /// How long one renew request may take: never past the deadline.

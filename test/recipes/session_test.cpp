@@ -112,15 +112,17 @@ TEST_CASE_METHOD(recipes_fixture,
         auto s = co_await session::async_create(consul, session_config{}.with_ttl(400ms));
         server.agent()->inject_errors("/v1/session/renew/", 1000, 500);
         const auto deadline = s.deadline();
+        const auto requests_before = server.agent()->stats().requests;
         auto [ec] = co_await s.async_run(tuple_token);
         const auto noticed = steady::now();
+        // It retried with backoff, not in a busy loop (first try at TTL/2, then ~4 more).
+        CHECK(server.agent()->stats().requests - requests_before <= 8);
         CHECK(ec == errc::session_invalidated);
         CHECK(noticed >= deadline);
         CHECK(noticed < deadline + 200ms);
         // Consul (TTL x 2) still holds it: nobody else can have taken what it held.
         auto info = co_await consul.async_session_info(s.id());
         CHECK(info.session);
-        server.agent()->inject_errors("/v1/session/renew/", 0, 500);
         co_await s.async_destroy();
     };
     run(ioc, body());

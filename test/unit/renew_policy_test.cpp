@@ -37,11 +37,16 @@ TEST_CASE("transient failures back off, but a try always fits before the deadlin
     p.on_transient_failure(t0 + 9s);
     CHECK(p.next_renew() == t0 + 11s); // doubled
     p.on_transient_failure(t0 + 11s);
-    CHECK(p.next_renew() == t0 + 14s); // capped so one try fits: deadline - ttl/8
+    CHECK(p.next_renew() == t0 + 14s); // moved earlier so one try fits: deadline - ttl/8
     CHECK(p.consecutive_failures() == 3);
+    p.on_transient_failure(t0 + 14s);
+    CHECK(p.next_renew() == t0 + 18s); // past that point: full backoff, no busy loop
+    p.on_transient_failure(t0 + 14s + 1ms);
+    CHECK(p.next_renew() > t0 + 14s + 1ms); // never an immediate retry
     p.on_success(t0 + 14s, 16s);
     CHECK(p.consecutive_failures() == 0);
     CHECK(p.deadline() == t0 + 30s);
+    CHECK(p.next_renew() == t0 + 22s);
 }
 
 TEST_CASE("a renew request never runs past the deadline", "[renew]") {
