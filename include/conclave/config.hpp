@@ -12,6 +12,14 @@
 namespace conclave {
 
 /// TLS settings, as the Consul CLI's CONSUL_HTTP_SSL, CONSUL_CACERT, ... describe them.
+///
+/// The files are read once, when the client is constructed: `conclave::client`'s
+/// constructor throws boost::system::system_error, its message naming the setting and the
+/// path, when one cannot be used (missing or unreadable, a ca_file holding no certificate, a
+/// ca_path that is not a directory, a key_file that does not match cert_file), and
+/// errc::invalid_config when only one of cert_file and key_file is set. There is no fallback
+/// to the system CAs in that case. Verification failures (untrusted CA, name mismatch) show
+/// up per request as errors in the SSL category, which is_retryable() treats as final.
 struct tls_config {
     bool enabled = false;    ///< use https
     bool verify = true;      ///< verify the server certificate and host name

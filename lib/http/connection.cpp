@@ -3,6 +3,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/basic_stream.hpp>
@@ -14,6 +15,9 @@
 #include <boost/system/system_error.hpp>
 
 #include <openssl/ssl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 
 namespace conclave::detail::http {
 
@@ -47,6 +51,12 @@ public:
         bhttp::response_parser<bhttp::string_body> parser;
         parser.body_limit(body_limit);
         auto [rec, rn] = co_await bhttp::async_read(stream_, buffer_, parser, tuple_awaitable);
+        if (rec == asio::ssl::error::stream_truncated) {
+            // TLS peer closed the TCP connection without close_notify: to HTTP that is the
+            // end of the stream (a stale keep-alive connection, or a truncated response).
+            // Never a success: a message delimited by EOF is not accepted this way.
+            rec = parser.got_some() ? bhttp::error::partial_message : bhttp::error::end_of_stream;
+        }
         if (rec)
             co_return rec;
         lowest.expires_never();
@@ -62,21 +72,51 @@ private:
 
 } // namespace
 
+namespace {
+
+// A TLS setting that could not be used: the error names the setting and its file.
+[[noreturn]] void tls_file_error(const error_code& ec, const char* setting,
+                                 const std::string& path) {
+    throw boost::system::system_error(ec, std::string("TLS ") + setting + " '" + path + "'");
+}
+
+} // namespace
+
 std::shared_ptr<asio::ssl::context> make_tls_context(const tls_config& tls) {
     auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
     ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
                      asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
                      asio::ssl::context::no_tlsv1_1);
-    if (!tls.ca_file.empty())
-        ctx->load_verify_file(tls.ca_file);
-    if (!tls.ca_path.empty())
-        ctx->add_verify_path(tls.ca_path);
+    error_code ec;
+    if (!tls.ca_file.empty()) {
+        if (ctx->load_verify_file(tls.ca_file, ec); ec)
+            tls_file_error(ec, "ca_file", tls.ca_file);
+    }
+    if (!tls.ca_path.empty()) {
+        // OpenSSL only looks into the directory during verification: a missing one would
+        // surface as every server failing verification, far from its cause.
+        struct ::stat st {};
+        if (::stat(tls.ca_path.c_str(), &st) != 0)
+            tls_file_error(error_code{errno, boost::system::system_category()}, "ca_path",
+                           tls.ca_path);
+        if (!S_ISDIR(st.st_mode))
+            tls_file_error(make_error_code(boost::system::errc::not_a_directory), "ca_path",
+                           tls.ca_path);
+        if (ctx->add_verify_path(tls.ca_path, ec); ec)
+            tls_file_error(ec, "ca_path", tls.ca_path);
+    }
     if (tls.ca_file.empty() && tls.ca_path.empty())
         ctx->set_default_verify_paths();
-    if (!tls.cert_file.empty())
-        ctx->use_certificate_chain_file(tls.cert_file);
-    if (!tls.key_file.empty())
-        ctx->use_private_key_file(tls.key_file, asio::ssl::context::pem);
+    // One without the other would silently send no client certificate.
+    if (tls.cert_file.empty() != tls.key_file.empty())
+        throw boost::system::system_error(make_error_code(errc::invalid_config),
+                                          "TLS cert_file and key_file must be set together");
+    if (!tls.cert_file.empty()) {
+        if (ctx->use_certificate_chain_file(tls.cert_file, ec); ec)
+            tls_file_error(ec, "cert_file", tls.cert_file);
+        if (ctx->use_private_key_file(tls.key_file, asio::ssl::context::pem, ec); ec)
+            tls_file_error(ec, "key_file", tls.key_file);
+    }
     ctx->set_verify_mode(tls.verify ? asio::ssl::verify_peer : asio::ssl::verify_none);
     return ctx;
 }
@@ -135,10 +175,13 @@ open_connection(asio::any_io_executor ex, const client_config& cfg,
     if (auto ec = co_await connect_tcp(beast::get_lowest_layer(c->stream()), cfg, timeout))
         co_return result{ec, nullptr};
     const std::string& name = cfg.tls.server_name.empty() ? cfg.host : cfg.tls.server_name;
-    if (!SSL_set_tlsext_host_name(c->stream().native_handle(), name.c_str()))
-        co_return result{error_code{static_cast<int>(::ERR_get_error()),
-                                    asio::error::get_ssl_category()},
-                         nullptr};
+    error_code not_ip;
+    asio::ip::make_address(name, not_ip);
+    // SNI carries host names only: RFC 6066 section 3 forbids IP literals there.
+    if (not_ip && !SSL_set_tlsext_host_name(c->stream().native_handle(), name.c_str()))
+        co_return result{
+            error_code{static_cast<int>(::ERR_get_error()), asio::error::get_ssl_category()},
+            nullptr};
     if (cfg.tls.verify)
         c->stream().set_verify_callback(asio::ssl::host_name_verification(name));
     beast::get_lowest_layer(c->stream()).expires_at(deadline);

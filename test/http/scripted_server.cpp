@@ -1,6 +1,10 @@
 #include "scripted_server.hpp"
 
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <list>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -31,8 +35,11 @@ struct scripted_server::state {
     std::unique_ptr<tcp::acceptor> tcp_acceptor;
     std::unique_ptr<local_stream::acceptor> unix_acceptor;
     std::string unix_path;
+    asio::ssl::context* tls = nullptr; // TCP connections speak TLS when set
     responder respond;
     int connections = 0;
+    int handshakes = 0;
+    int handshake_failures = 0;
     std::vector<received_request> requests;
     std::list<std::function<void()>> closers;
     asio::steady_timer stop_timer; // never fires; cancelled on stop to end hangs
@@ -41,20 +48,51 @@ struct scripted_server::state {
 
 namespace {
 
-template <class Socket>
-asio::awaitable<void> serve(std::shared_ptr<scripted_server::state> st, Socket socket, int conn) {
+using tls_stream = asio::ssl::stream<tcp::socket>;
+
+template <class Stream>
+constexpr bool is_tls = std::is_same_v<Stream, tls_stream>;
+
+// What the TLS session says about the client: the SNI it sent and its certificate's CN.
+void describe_peer(tls_stream& stream, received_request& r) {
+    if (const char* sni = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name))
+        r.server_name = sni;
+    if (X509* cert = SSL_get0_peer_certificate(stream.native_handle())) {
+        char cn[256] = {};
+        X509_NAME* subject = X509_get_subject_name(cert);
+        if (X509_NAME_get_text_by_NID(subject, NID_commonName, cn, sizeof cn) > 0)
+            r.client_subject = cn;
+    }
+}
+
+template <class Stream>
+asio::awaitable<void> serve(std::shared_ptr<scripted_server::state> st, Stream stream, int conn) {
+    auto& socket = beast::get_lowest_layer(stream);
     auto closer = st->closers.insert(st->closers.end(), [&socket] {
         boost::system::error_code ec;
         socket.close(ec);
     });
+    received_request peer;
+    bool ready = true;
+    if constexpr (is_tls<Stream>) {
+        auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                                     asio::as_tuple(asio::use_awaitable));
+        ready = !hec;
+        if (hec) {
+            ++st->handshake_failures;
+        } else {
+            ++st->handshakes;
+            describe_peer(stream, peer);
+        }
+    }
     beast::flat_buffer buffer;
-    for (int seq = 0; !st->stopped; ++seq) {
+    for (int seq = 0; ready && !st->stopped; ++seq) {
         bhttp::request<bhttp::string_body> req;
         auto [ec, n] =
-            co_await bhttp::async_read(socket, buffer, req, asio::as_tuple(asio::use_awaitable));
+            co_await bhttp::async_read(stream, buffer, req, asio::as_tuple(asio::use_awaitable));
         if (ec)
             break;
-        received_request r{std::move(req), conn, seq};
+        received_request r{std::move(req), conn, seq, peer.server_name, peer.client_subject};
         st->requests.push_back(r);
         scripted_reply reply = st->respond(r);
         if (reply.delay.count() > 0) {
@@ -65,10 +103,18 @@ asio::awaitable<void> serve(std::shared_ptr<scripted_server::state> st, Socket s
             co_await st->stop_timer.async_wait(asio::as_tuple(asio::use_awaitable));
             break;
         }
-        auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(reply.raw),
+        auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(reply.raw),
                                                     asio::as_tuple(asio::use_awaitable));
-        if (wec || reply.close_after)
+        if (wec)
             break;
+        if (reply.close_after) {
+            if constexpr (is_tls<Stream>) {
+                // Sends close_notify, then waits for the client's (or for it to go away).
+                if (!reply.abrupt_close)
+                    co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
+            }
+            break;
+        }
     }
     st->closers.erase(closer);
     boost::system::error_code ignored;
@@ -82,6 +128,13 @@ asio::awaitable<void> accept_loop(std::shared_ptr<scripted_server::state> st, Ac
         if (ec)
             co_return;
         const int conn = st->connections++;
+        if constexpr (std::is_same_v<Acceptor, tcp::acceptor>) {
+            if (st->tls != nullptr) {
+                asio::co_spawn(st->ex, serve(st, tls_stream{std::move(socket), *st->tls}, conn),
+                               asio::detached);
+                continue;
+            }
+        }
         asio::co_spawn(st->ex, serve(st, std::move(socket), conn), asio::detached);
     }
 }
@@ -106,6 +159,15 @@ scripted_server::scripted_server(asio::io_context& ioc, std::string unix_path, r
     asio::co_spawn(ioc, accept_loop(state_, *state_->unix_acceptor), asio::detached);
 }
 
+scripted_server::scripted_server(asio::io_context& ioc, asio::ssl::context& tls, responder r)
+    : state_(std::make_shared<state>(ioc)) {
+    state_->respond = std::move(r);
+    state_->tls = &tls;
+    state_->tcp_acceptor = std::make_unique<tcp::acceptor>(
+        ioc, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
+    asio::co_spawn(ioc, accept_loop(state_, *state_->tcp_acceptor), asio::detached);
+}
+
 scripted_server::~scripted_server() { stop(); }
 
 std::uint16_t scripted_server::port() const {
@@ -113,6 +175,10 @@ std::uint16_t scripted_server::port() const {
 }
 
 int scripted_server::connections() const { return state_->connections; }
+
+int scripted_server::handshakes() const { return state_->handshakes; }
+
+int scripted_server::handshake_failures() const { return state_->handshake_failures; }
 
 const std::vector<received_request>& scripted_server::requests() const {
     return state_->requests;

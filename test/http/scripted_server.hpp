@@ -1,8 +1,10 @@
 // A tiny HTTP server for fault tests: each request is answered by a test-supplied
-// function that says what bytes to send back, whether to close, or to hang.
+// function that says what bytes to send back, whether to close, or to hang. It listens on
+// TCP, on a unix socket, or on TCP with TLS.
 #pragma once
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -20,8 +22,10 @@ namespace bhttp = beast::http;
 
 struct received_request {
     bhttp::request<bhttp::string_body> message;
-    int connection = 0; ///< 0-based connection number
-    int sequence = 0;   ///< 0-based request number on that connection
+    int connection = 0;         ///< 0-based connection number
+    int sequence = 0;           ///< 0-based request number on that connection
+    std::string server_name;    ///< TLS: the SNI host name the client sent (empty: none)
+    std::string client_subject; ///< TLS: CN of the client certificate (empty: none)
 };
 
 struct scripted_reply {
@@ -29,6 +33,9 @@ struct scripted_reply {
     bool close_after = false; ///< close the connection after writing
     bool hang = false;        ///< write nothing, keep the connection open until stopped
     std::chrono::milliseconds delay{0};
+    /// TLS: with close_after, drop the TCP connection without sending close_notify (as a
+    /// crashed server or a middlebox would); otherwise the server sends close_notify first.
+    bool abrupt_close = false;
 };
 
 /// A complete HTTP/1.1 response.
@@ -43,10 +50,18 @@ public:
     scripted_server(asio::io_context& ioc, responder r);
     /// Listens on a unix socket instead of TCP.
     scripted_server(asio::io_context& ioc, std::string unix_path, responder r);
+    /// Listens on TCP and speaks TLS: each connection does a server handshake with `tls`
+    /// (which must outlive the server), then the same request/reply loop.
+    scripted_server(asio::io_context& ioc, asio::ssl::context& tls, responder r);
     ~scripted_server();
 
     std::uint16_t port() const;
+    /// Connections accepted (TLS: whether or not the handshake succeeded).
     int connections() const;
+    /// TLS handshakes that succeeded on the server side.
+    int handshakes() const;
+    /// TLS handshakes that failed on the server side.
+    int handshake_failures() const;
     const std::vector<received_request>& requests() const;
     /// Closes the listener and every connection.
     void stop();
