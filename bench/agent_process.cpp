@@ -53,9 +53,8 @@ agent_process::agent_process(std::string extra_flags) {
         ::waitpid(pid_, nullptr, 0);
         throw std::runtime_error("agent did not report its address: '" + text + "'");
     }
-    address_ = text.substr(at);
-    while (!address_.empty() && (address_.back() == '\n' || address_.back() == '\r'))
-        address_.pop_back();
+    // "conclave dev agent listening on 127.0.0.1:<port> (node ..., datacenter ...)"
+    address_ = text.substr(at, text.find_first_of(" \r\n", at) - at);
 }
 
 agent_process::~agent_process() {
