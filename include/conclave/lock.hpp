@@ -1,0 +1,182 @@
+// class lock: mutual exclusion across processes and hosts, with Consul's Go api.Lock layout.
+#pragma once
+
+#include <conclave/session.hpp>
+
+#include <chrono>
+#include <compare>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace conclave {
+
+namespace detail {
+struct lock_state;
+struct lease_state;
+struct lease_factory;
+} // namespace detail
+
+/// Identifies one grant of a lock. Grants of the same key are ordered by `modify_index`
+/// (the Raft index of the acquiring write): a later grant always has a larger one, so a
+/// store that remembers the largest token it has seen can refuse writes from a holder that
+/// lost the lock (the fencing pattern).
+struct fencing_token {
+    std::string key;
+    std::string session;
+    std::uint64_t lock_index = 0;   ///< Consul's LockIndex after the acquire
+    std::uint64_t modify_index = 0; ///< ModifyIndex of the acquiring write
+
+    bool operator==(const fencing_token&) const = default;
+    /// "<modify_index>:<lock_index>:<session>:<key>" (modify_index first so that tokens of
+    /// one key compare in grant order as numbers).
+    std::string to_string() const;
+};
+
+struct lock_options {
+    lock_options() = default;
+
+    /// Stored in the key while held and kept on release (Go: LockOptions.Value).
+    std::string value;
+    /// Longest blocking query while waiting (Consul adds up to 1/16 of jitter).
+    std::chrono::milliseconds wait{15000};
+    /// Consecutive failed reads tolerated while watching a held lock before it counts as
+    /// lost (`consul lock -monitor-retry`). The session's local deadline bounds it anyway.
+    unsigned monitor_retries = 3;
+    std::chrono::milliseconds monitor_retry_wait{1000};
+    /// Bound of one wait after an acquire was refused by the key's lock-delay (the
+    /// remaining delay is unknown to clients: waits double from 25 ms up to this).
+    std::chrono::milliseconds max_lock_delay_wait{1000};
+    /// Bound on the release sent when an acquire is cancelled.
+    std::chrono::milliseconds cleanup_timeout{2000};
+
+    lock_options& with_value(std::string v) {
+        value = std::move(v);
+        return *this;
+    }
+    lock_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+    lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
+        monitor_retries = n;
+        monitor_retry_wait = every;
+        return *this;
+    }
+    lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {
+        max_lock_delay_wait = v;
+        return *this;
+    }
+};
+
+/// A held lock. Copies share the same grant.
+class lock_lease {
+public:
+    lock_lease() = default;
+
+    bool valid() const noexcept { return state_ != nullptr; }
+    /// The grant's fencing token (also after the lease was lost: it names the grant).
+    const fencing_token& token() const noexcept;
+    /// The token while this process may still consider the lock held: not released, not
+    /// seen lost, and the session's local deadline not passed. Synchronous, no I/O.
+    std::optional<fencing_token> held() const;
+
+    /// Completes when the lock is lost: errc::lock_lost when the key changed owner, was
+    /// deleted or released, or could not be read for monitor_retries tries;
+    /// errc::session_invalidated when the session was lost or its local deadline passed.
+    /// Never completes with success. operation_aborted when cancelled.
+    template <class Token = asio::deferred_t>
+    auto async_wait_lost(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Releases the lock (keeping its flags and value, so Go clients still recognise it).
+    /// Retry-safe: releasing a lock that is no longer held succeeds; on a transport error
+    /// the lease stays held and the call can be repeated.
+    template <class Token = asio::deferred_t>
+    auto async_release(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                release_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+private:
+    friend struct detail::lease_factory;
+    using state_ptr = std::shared_ptr<detail::lease_state>;
+    explicit lock_lease(state_ptr s)
+        : state_(std::move(s)) {}
+    static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+
+    state_ptr state_;
+};
+
+/// A lock on one key, compatible with Consul's Go api.Lock and `consul lock`: the key holds
+/// the value, is acquired with the holder's session and carries flags 3304740253564472344.
+/// A key with other flags (a semaphore, a foreign key) is errc::conflict.
+///
+/// Thread safety: lives on its client's executor.
+class lock {
+public:
+    lock(client& c, std::string key, lock_options opts = {});
+
+    const std::string& key() const noexcept;
+
+    /// Waits until the lock is held by `s`. Completes with `void(error_code, lock_lease)`:
+    /// errc::conflict, errc::session_invalidated (the session was lost while waiting),
+    /// operation_aborted when cancelled. A session that already holds the key gets a lease
+    /// without a write. Cancellation at any point leaves the lock not held.
+    template <class Token = asio::deferred_t>
+    auto async_acquire(session& s, Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code, lock_lease)>(
+            [st = state_, ss = s.state()](auto h) {
+                acquire_impl(
+                    st, ss,
+                    asio::any_completion_handler<void(error_code, lock_lease)>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Like async_acquire, within one monotonic `budget`: an empty optional means "not
+    /// acquired in time" (not an error).
+    template <class Token = asio::deferred_t>
+    auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
+        using sig = void(error_code, std::optional<lock_lease>);
+        return asio::async_initiate<Token, sig>(
+            [st = state_, ss = s.state()](auto h, std::chrono::milliseconds b) {
+                try_acquire_impl(st, ss, b, asio::any_completion_handler<sig>(std::move(h)));
+            },
+            token, budget);
+    }
+
+    /// Deletes the lock's key when nobody holds it (Go: Lock.Destroy). errc::conflict if it
+    /// is held or carries other flags; success if it does not exist.
+    template <class Token = asio::deferred_t>
+    auto async_destroy(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+private:
+    using state_ptr = std::shared_ptr<detail::lock_state>;
+    using session_ptr = std::shared_ptr<detail::session_state>;
+    static void acquire_impl(state_ptr, session_ptr,
+                             asio::any_completion_handler<void(error_code, lock_lease)>);
+    static void
+        try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds,
+                         asio::any_completion_handler<void(error_code, std::optional<lock_lease>)>);
+    static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+
+    state_ptr state_;
+};
+
+} // namespace conclave

@@ -1,0 +1,124 @@
+// lock_lease: the lost signal (key watch, session loss, local deadline) and release.
+#include "consul/spawn.hpp"
+#include "recipes/deadline.hpp"
+#include "recipes/lock_state.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+namespace conclave {
+
+using clock = std::chrono::steady_clock;
+using detail::lease_state;
+using detail::session_state;
+
+namespace {
+
+// Watches the key with blocking reads; returns when it no longer names our session.
+asio::awaitable<error_code> watch_key(std::shared_ptr<lease_state> L) {
+    const auto& opts = L->lock->opts;
+    std::uint64_t index = L->token.modify_index;
+    unsigned failures = 0;
+    for (;;) {
+        auto [ec, r] = co_await L->lock->consul.async_kv_get(
+            L->token.key, query_options::blocking(index, opts.wait),
+            asio::as_tuple(asio::use_awaitable));
+        if (ec) {
+            if (++failures > opts.monitor_retries)
+                co_return make_error_code(errc::lock_lost);
+            co_await detail::sleep_for(opts.monitor_retry_wait);
+            index = 0; // as Go's monitor: re-read before blocking again
+            continue;
+        }
+        failures = 0;
+        if (!r.entry || r.entry->session != L->token.session)
+            co_return make_error_code(errc::lock_lost);
+        // An index that went backwards (snapshot restore, restarted agent) resets the
+        // watch: a non-blocking read first, then block from there.
+        index = r.meta.index < index ? 0 : r.meta.index;
+    }
+}
+
+// Returns when the session is lost (invalidated or past its local deadline).
+asio::awaitable<void> session_loss(std::shared_ptr<session_state> s) {
+    while (!s->check(clock::now()))
+        co_await s->changed.wait(s->policy.deadline());
+}
+
+// Returns when the lease was marked lost by someone else (a release, another waiter).
+asio::awaitable<void> lease_event(std::shared_ptr<lease_state> L) {
+    while (!L->lost)
+        co_await L->changed.wait(clock::time_point::max());
+}
+
+asio::awaitable<error_code> wait_lost(std::shared_ptr<lease_state> L) {
+    using namespace asio::experimental::awaitable_operators;
+    while (!L->lost) {
+        if (L->session->check(clock::now())) {
+            L->mark_lost(make_error_code(errc::session_invalidated));
+            break;
+        }
+        auto key = watch_key(L);
+        auto sess = session_loss(L->session);
+        auto self = lease_event(L);
+        auto first = co_await (std::move(key) || std::move(sess) || std::move(self));
+        if (first.index() == 0)
+            L->mark_lost(std::get<0>(first));
+        else if (first.index() == 1)
+            L->mark_lost(make_error_code(errc::session_invalidated));
+    }
+    co_return L->lost;
+}
+
+asio::awaitable<error_code> release(std::shared_ptr<lease_state> L) {
+    if (L->released)
+        co_return error_code{};
+    std::vector<txn_op> ops{
+        txn_op::unlock(L->token.key, L->token.session, L->lock->opts.value, lock_flag_value)};
+    auto op = L->lock->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    auto [ec, t] = co_await detail::with_deadline<txn_result>(
+        std::move(op), clock::now() + L->lock->consul.config().request_timeout);
+    if (ec)
+        co_return ec; // unknown outcome: still counts as held, the caller may retry
+    L->released = true;
+    if (t.committed && !t.results.empty())
+        L->lock->saw(t.results.front()); // the next acquire can check against this index
+    else
+        L->lock->forget(); // it was not ours any more: nothing to release
+    L->mark_lost(make_error_code(errc::lock_lost));
+    co_return error_code{};
+}
+
+const std::shared_ptr<lease_state>& require(const std::shared_ptr<lease_state>& s) {
+    if (!s)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "operation on an empty conclave::lock_lease");
+    return s;
+}
+
+} // namespace
+
+const fencing_token& lock_lease::token() const noexcept {
+    return state_->token;
+}
+
+std::optional<fencing_token> lock_lease::held() const {
+    if (!state_ || state_->lost || state_->released)
+        return std::nullopt;
+    if (state_->session->check(clock::now())) {
+        state_->mark_lost(make_error_code(errc::session_invalidated));
+        return std::nullopt;
+    }
+    return state_->token;
+}
+
+void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s)->lock->consul.get_executor();
+    detail::spawn_op(ex, wait_lost(std::move(s)), std::move(h));
+}
+
+void lock_lease::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s)->lock->consul.get_executor();
+    detail::spawn_op(ex, release(std::move(s)), std::move(h));
+}
+
+} // namespace conclave
