@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace conclave {
 
@@ -106,6 +107,23 @@ public:
             token);
     }
 
+    /// The fencing pattern: runs `ops` in one /v1/txn that first checks the lock's key is
+    /// still held by this lease's session (check-session), so nothing is written once the
+    /// lock changed hands. Completes with `void(error_code, txn_result)`: errc::lock_lost
+    /// (and the lease counts as lost) when that check failed; otherwise Consul's outcome of
+    /// the transaction (`committed == false` with the errors of `ops` if one of them failed).
+    /// At most 63 ops (Consul's limit of 64 includes the check).
+    template <class Token = asio::deferred_t>
+    auto async_guarded_txn(std::vector<txn_op> ops, Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code, txn_result)>(
+            [st = state_](auto h, std::vector<txn_op> ops) {
+                guarded_txn_impl(
+                    st, std::move(ops),
+                    asio::any_completion_handler<void(error_code, txn_result)>(std::move(h)));
+            },
+            token, std::move(ops));
+    }
+
 private:
     friend struct detail::lease_factory;
     using state_ptr = std::shared_ptr<detail::lease_state>;
@@ -113,6 +131,8 @@ private:
         : state_(std::move(s)) {}
     static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
     static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
+                                 asio::any_completion_handler<void(error_code, txn_result)> h);
 
     state_ptr state_;
 };

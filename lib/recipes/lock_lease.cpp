@@ -5,6 +5,8 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
+#include <algorithm>
+
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
@@ -88,6 +90,31 @@ asio::awaitable<error_code> release(std::shared_ptr<lease_state> L) {
     co_return error_code{};
 }
 
+asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<lease_state> L,
+                                                               std::vector<txn_op> ops) {
+    using result = std::pair<error_code, txn_result>;
+    if (L->lost || L->released)
+        co_return result{make_error_code(errc::lock_lost), txn_result{}};
+    ops.insert(ops.begin(), txn_op::check_session(L->token.key, L->token.session));
+    auto [ec, t] = co_await L->lock->consul.async_txn(std::move(ops), txn_options{},
+                                                      asio::as_tuple(asio::use_awaitable));
+    if (ec)
+        co_return result{ec, txn_result{}};
+    if (!t.committed) {
+        const bool guard_failed = std::any_of(t.errors.begin(), t.errors.end(),
+                                              [](const txn_error& e) { return e.op_index == 0; });
+        if (guard_failed) {
+            L->mark_lost(make_error_code(errc::lock_lost));
+            co_return result{make_error_code(errc::lock_lost), std::move(t)};
+        }
+        for (auto& e : t.errors)
+            --e.op_index; // report positions in the caller's ops
+    } else if (!t.results.empty()) {
+        t.results.erase(t.results.begin()); // the check's own entry
+    }
+    co_return result{error_code{}, std::move(t)};
+}
+
 const std::shared_ptr<lease_state>& require(const std::shared_ptr<lease_state>& s) {
     if (!s)
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
@@ -114,6 +141,12 @@ std::optional<fencing_token> lock_lease::held() const {
 void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s)->lock->consul.get_executor();
     detail::spawn_op(ex, wait_lost(std::move(s)), std::move(h));
+}
+
+void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
+                                  asio::any_completion_handler<void(error_code, txn_result)> h) {
+    auto ex = require(s)->lock->consul.get_executor();
+    detail::spawn_op(ex, guarded_txn(std::move(s), std::move(ops)), std::move(h));
 }
 
 void lock_lease::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {

@@ -437,3 +437,49 @@ TEST_CASE_METHOD(recipes_fixture, "an acquire with a lost session fails with ses
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture, "a guarded write applies only while the lock is still ours",
+                 "[lock][fencing]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick());
+        auto b = co_await session::async_create(consul, quick());
+        lock mutex_a{consul, p + "l"};
+        lock mutex_b{consul, p + "l"};
+        auto lease_a = co_await mutex_a.async_acquire(a);
+        std::vector<txn_op> write1{txn_op::set(p + "data", "by a")};
+        auto ok = co_await lease_a.async_guarded_txn(std::move(write1));
+        CHECK(ok.committed);
+        REQUIRE(ok.results.size() == 1);
+        CHECK(ok.results[0].key == p + "data");
+
+        // A stalls; the lock changes hands behind its back (an operator releases it).
+        co_await consul.async_kv_put(
+            p + "l", "", kv_put_options{}.with_release(a.id()).with_flags(lock_flag_value));
+        auto lease_b = co_await mutex_b.async_acquire(b);
+        std::vector<txn_op> write2{txn_op::set(p + "data", "by a, too late")};
+        auto [ec, refused] =
+            co_await lease_a.async_guarded_txn(std::move(write2), asio::as_tuple(asio::deferred));
+        CHECK(ec == errc::lock_lost);
+        CHECK_FALSE(refused.committed);
+        CHECK_FALSE(lease_a.held());
+        auto data = co_await consul.async_kv_get(p + "data");
+        REQUIRE(data.entry);
+        CHECK(data.entry->value == "by a");
+
+        // The new holder's own failing op is reported at its position, not as a loss.
+        std::vector<txn_op> write3{txn_op::set(p + "data", "by b"),
+                                   txn_op::cas(p + "data", "x", 1)};
+        auto mixed = co_await lease_b.async_guarded_txn(std::move(write3));
+        CHECK_FALSE(mixed.committed);
+        REQUIRE(mixed.errors.size() == 1);
+        CHECK(mixed.errors[0].op_index == 1);
+        CHECK(lease_b.held());
+
+        co_await lease_b.async_release();
+        co_await mutex_b.async_destroy();
+        co_await consul.async_kv_delete(p + "data");
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
