@@ -1,0 +1,180 @@
+// class watch: the latest state of a KV key, prefix or key listing, over blocking queries.
+#pragma once
+
+#include <conclave/client.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace conclave {
+
+namespace detail {
+struct watch_state;
+}
+
+/// What a watch looks at. Build one with watch::key, watch::prefix or watch::keys.
+class watch_target {
+public:
+    enum class kind {
+        key,    ///< one key: 0 or 1 entry
+        prefix, ///< every entry under a prefix, with values (?recurse)
+        keys,   ///< key names under a prefix (?keys[&separator=])
+    };
+
+    watch_target(kind k, std::string path, std::string separator = {})
+        : kind_(k)
+        , path_(std::move(path))
+        , separator_(std::move(separator)) {}
+
+    kind what() const noexcept { return kind_; }
+    const std::string& path() const noexcept { return path_; }
+    const std::string& separator() const noexcept { return separator_; }
+
+private:
+    kind kind_;
+    std::string path_;
+    std::string separator_;
+};
+
+/// How a watch queries Consul. Not an aggregate (see types.hpp): set fields with with_*.
+struct watch_options {
+    watch_options() = default;
+
+    /// Blocking wait of each query (Consul caps it at 10 min and adds up to wait/16).
+    /// The client's request deadline is this plus its request_timeout.
+    std::chrono::milliseconds wait{300000};
+    consistency mode = consistency::default_mode;
+    /// Two queries start at least this far apart: when the data churns, one snapshot per
+    /// interval at most (the latest one). 0: no limit beyond the blocking query itself.
+    std::chrono::milliseconds min_interval{0};
+    /// First retry delay after an error (or an early reply without news); it doubles up
+    /// to max_backoff, each delay drawn in [b/2, b].
+    std::chrono::milliseconds backoff{100};
+    std::chrono::milliseconds max_backoff{10000};
+    std::string datacenter;      ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr; ///< Consul's text of the last failed query
+
+    watch_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+    watch_options& with_mode(consistency v) {
+        mode = v;
+        return *this;
+    }
+    watch_options& with_min_interval(std::chrono::milliseconds v) {
+        min_interval = v;
+        return *this;
+    }
+    watch_options& with_backoff(std::chrono::milliseconds v) {
+        backoff = v;
+        return *this;
+    }
+    watch_options& with_max_backoff(std::chrono::milliseconds v) {
+        max_backoff = v;
+        return *this;
+    }
+    watch_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    watch_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
+};
+
+/// The state a watch reported.
+struct watch_snapshot {
+    /// key and prefix watches: the entries, sorted by key. A key watch has 0 entries when
+    /// the key does not exist ("no value"), 1 otherwise.
+    std::vector<kv_entry> entries;
+    /// keys watches: the key names (collapsed at the separator when one is set).
+    std::vector<std::string> keys;
+    /// The X-Consul-Index this state was read at. It can go backwards once, when Consul's
+    /// history was replaced (restore, restart); see watch.
+    std::uint64_t index = 0;
+};
+
+/// Follows a key, a prefix or a key listing with blocking queries and reports its latest
+/// state.
+///
+///     watch w{consul, watch::prefix("config/app/")};
+///     for (;;) {
+///         auto snap = co_await w.async_next();   // first: the current state, at once
+///         apply(snap.entries);                    // then: each change, latest wins
+///     }
+///
+/// Queries run only while async_next is in progress: between two calls nothing is sent.
+/// The next call blocks on the index last seen, so whatever changed meanwhile, however
+/// many times, comes back at once as one snapshot holding the latest state (coalescing).
+/// A wake-up that leaves the data as reported before (same entries, same keys) is not
+/// reported; async_next keeps waiting.
+///
+/// Failures: transient errors (network, timeouts, 429, 500, 502-504) are retried with a
+/// jittered exponential backoff (watch_options::backoff .. max_backoff) and never surface;
+/// async_next just completes later. Final errors (403, 400, invalid key, a closed client)
+/// complete async_next with that error; the watch stays usable and the next call queries
+/// again after the backoff. When Consul's index goes backwards the watch re-reads the
+/// current state without blocking and reports it if it differs from the last report.
+///
+/// A watch is move-only, lives on its client's executor and is not thread-safe. One
+/// async_next at a time: a second concurrent call completes with errc::invalid_argument.
+class watch {
+public:
+    static watch_target key(std::string k) {
+        return watch_target{watch_target::kind::key, std::move(k)};
+    }
+    static watch_target prefix(std::string p) {
+        return watch_target{watch_target::kind::prefix, std::move(p)};
+    }
+    static watch_target keys(std::string p, std::string separator = {}) {
+        return watch_target{watch_target::kind::keys, std::move(p), std::move(separator)};
+    }
+
+    watch(client c, watch_target target, watch_options opts = {});
+    ~watch();
+    watch(watch&&) noexcept;
+    watch& operator=(watch&&) noexcept;
+    watch(const watch&) = delete;
+    watch& operator=(const watch&) = delete;
+
+    /// Completes with `void(error_code, watch_snapshot)`: the first call with the current
+    /// state, each later one with the latest state once it differs from the last reported.
+    ///
+    /// Cancellation: terminal, partial and total. A cancelled call completes with
+    /// operation_aborted and changes nothing: the next call continues from the last reply
+    /// seen (and reports what changed in between).
+    template <class Token = asio::deferred_t>
+    auto async_next(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code, watch_snapshot)>(
+            [st = state_](auto h) {
+                next_impl(st, asio::any_completion_handler<void(error_code, watch_snapshot)>(
+                                  std::move(h)));
+            },
+            token);
+    }
+
+    /// False for a moved-from watch (every other call is then invalid).
+    bool valid() const noexcept { return state_ != nullptr; }
+    const watch_target& target() const noexcept;
+    const watch_options& options() const noexcept;
+    /// The X-Consul-Index the next query blocks on (0: it will be a non-blocking read).
+    std::uint64_t index() const noexcept;
+    /// Failed queries since the last successful one (retried or reported).
+    unsigned consecutive_failures() const noexcept;
+    /// The last query error, retried or not (cleared by a successful query).
+    error_code last_error() const noexcept;
+
+private:
+    using state_ptr = std::shared_ptr<detail::watch_state>;
+    static void next_impl(state_ptr s,
+                          asio::any_completion_handler<void(error_code, watch_snapshot)> h);
+
+    state_ptr state_;
+};
+
+} // namespace conclave
