@@ -3,8 +3,6 @@
 #include "recipes/deadline.hpp"
 #include "recipes/lock_state.hpp"
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
-
 #include <algorithm>
 
 namespace conclave {
@@ -38,37 +36,6 @@ asio::awaitable<error_code> watch_key(std::shared_ptr<lease_state> L) {
         // watch: a non-blocking read first, then block from there.
         index = r.meta.index < index ? 0 : r.meta.index;
     }
-}
-
-// Returns when the session is lost (invalidated or past its local deadline).
-asio::awaitable<void> session_loss(std::shared_ptr<session_state> s) {
-    while (!s->check(clock::now()))
-        co_await s->changed.wait(s->policy.deadline());
-}
-
-// Returns when the lease was marked lost by someone else (a release, another waiter).
-asio::awaitable<void> lease_event(std::shared_ptr<lease_state> L) {
-    while (!L->lost)
-        co_await L->changed.wait(clock::time_point::max());
-}
-
-asio::awaitable<error_code> wait_lost(std::shared_ptr<lease_state> L) {
-    using namespace asio::experimental::awaitable_operators;
-    while (!L->lost) {
-        if (L->session->check(clock::now())) {
-            L->mark_lost(make_error_code(errc::session_invalidated));
-            break;
-        }
-        auto key = watch_key(L);
-        auto sess = session_loss(L->session);
-        auto self = lease_event(L);
-        auto first = co_await (std::move(key) || std::move(sess) || std::move(self));
-        if (first.index() == 0)
-            L->mark_lost(std::get<0>(first));
-        else if (first.index() == 1)
-            L->mark_lost(make_error_code(errc::session_invalidated));
-    }
-    co_return L->lost;
 }
 
 asio::awaitable<error_code> release(std::shared_ptr<lease_state> L) {
@@ -129,18 +96,15 @@ const fencing_token& lock_lease::token() const noexcept {
 }
 
 std::optional<fencing_token> lock_lease::held() const {
-    if (!state_ || state_->lost || state_->released)
-        return std::nullopt;
-    if (state_->session->check(clock::now())) {
-        state_->mark_lost(make_error_code(errc::session_invalidated));
-        return std::nullopt;
-    }
-    return state_->token;
+    return state_ ? state_->held() : std::nullopt;
 }
 
 void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s)->lock->consul.get_executor();
-    detail::spawn_op(ex, wait_lost(std::move(s)), std::move(h));
+    // A named lambda, passed from a plain function: a capturing lambda temporary inside a
+    // co_await expression is destroyed twice by g++ 12.
+    auto watch = [s] { return watch_key(s); };
+    detail::spawn_op(ex, detail::wait_grant_lost(s, watch), std::move(h));
 }
 
 void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,

@@ -1,8 +1,7 @@
 // State of a lock object and of its leases.
 #pragma once
 
-#include "recipes/notifier.hpp"
-#include "recipes/session_state.hpp"
+#include "recipes/grant.hpp"
 
 #include <conclave/lock.hpp>
 
@@ -34,25 +33,11 @@ struct lock_state {
     }
 };
 
-struct lease_state {
+struct lease_state : grant_state {
     lease_state(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, fencing_token t)
-        : lock(std::move(l))
-        , session(std::move(s))
-        , token(std::move(t)) {}
-
-    void mark_lost(error_code reason) {
-        if (lost)
-            return;
-        lost = reason;
-        changed.notify_all();
-    }
+        : grant_state(std::move(s), std::move(t)), lock(std::move(l)) {}
 
     std::shared_ptr<lock_state> lock;
-    std::shared_ptr<session_state> session;
-    fencing_token token;
-    error_code lost;       ///< first reason the grant ended
-    bool released = false; ///< released by us (Consul confirmed)
-    notifier changed;
 };
 
 } // namespace conclave::detail
