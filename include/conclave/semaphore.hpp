@@ -1,0 +1,158 @@
+// class semaphore: at most N holders across processes, with Consul's Go api.Semaphore layout.
+#pragma once
+
+#include <conclave/lock.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace conclave {
+
+namespace detail {
+struct semaphore_state;
+struct permit_state;
+struct permit_factory;
+} // namespace detail
+
+struct semaphore_options {
+    semaphore_options() = default;
+
+    /// Stored in this process's contender key (Go: SemaphoreOptions.Value).
+    std::string value;
+    /// Longest blocking query while waiting for a slot.
+    std::chrono::milliseconds wait{15000};
+    /// Consecutive failed reads tolerated while watching a held permit.
+    unsigned monitor_retries = 3;
+    std::chrono::milliseconds monitor_retry_wait{1000};
+    /// Bound on the cleanup (contender key delete, holder removal) when an acquire fails or
+    /// is cancelled.
+    std::chrono::milliseconds cleanup_timeout{2000};
+
+    semaphore_options& with_value(std::string v) {
+        value = std::move(v);
+        return *this;
+    }
+    semaphore_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+    semaphore_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
+        monitor_retries = n;
+        monitor_retry_wait = every;
+        return *this;
+    }
+};
+
+/// One slot of a semaphore. Copies share the same grant.
+class permit {
+public:
+    permit() = default;
+
+    bool valid() const noexcept { return state_ != nullptr; }
+    /// key = `<prefix>/.lock`, the session, and the ModifyIndex of the write that added this
+    /// session to the holders (ordered like a lock's tokens).
+    const fencing_token& token() const noexcept;
+    /// The token while the permit may still be considered held (synchronous, no I/O).
+    std::optional<fencing_token> held() const;
+
+    /// Completes when the permit is lost: errc::lock_lost when this session left the
+    /// holder set (pruned because its contender key vanished, or removed by someone), or
+    /// the prefix could not be read for monitor_retries tries; errc::session_invalidated
+    /// when the session was lost. Never success; operation_aborted when cancelled.
+    template <class Token = asio::deferred_t>
+    auto async_wait_lost(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender
+    /// key. Retry-safe.
+    template <class Token = asio::deferred_t>
+    auto async_release(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                release_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+private:
+    friend struct detail::permit_factory;
+    using state_ptr = std::shared_ptr<detail::permit_state>;
+    explicit permit(state_ptr s)
+        : state_(std::move(s)) {}
+    static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+
+    state_ptr state_;
+};
+
+/// A counting semaphore on a KV prefix, compatible with Consul's Go api.Semaphore and
+/// `consul lock -n`: each contender holds `<prefix>/<session>` (acquired with its session,
+/// flags 16210313421097356768), and `<prefix>/.lock` holds `{"Limit":N,"Holders":{...}}`,
+/// changed only by check-and-set. Holders whose session no longer holds a key under the
+/// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
+/// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
+class semaphore {
+public:
+    semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts = {});
+
+    const std::string& prefix() const noexcept;
+    std::uint32_t limit() const noexcept;
+
+    /// Waits for a slot. `void(error_code, permit)`. The contender key is deleted on every
+    /// path that does not end with a permit (errors, cancellation). If `diag` is given, a
+    /// limit conflict is described there ("semaphore limit conflict (lock: X, local: Y)").
+    template <class Token = asio::deferred_t>
+    auto async_acquire(session& s, diagnostics* diag = nullptr, Token&& token = {}) {
+        using sig = void(error_code, permit);
+        return asio::async_initiate<Token, sig>(
+            [st = state_, ss = s.state(), diag](auto h) {
+                acquire_impl(st, ss, diag, asio::any_completion_handler<sig>(std::move(h)));
+            },
+            token);
+    }
+
+    /// Like async_acquire within one monotonic budget: empty optional = no slot in time.
+    template <class Token = asio::deferred_t>
+    auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
+        using sig = void(error_code, std::optional<permit>);
+        return asio::async_initiate<Token, sig>(
+            [st = state_, ss = s.state()](auto h, std::chrono::milliseconds b) {
+                try_acquire_impl(st, ss, b, asio::any_completion_handler<sig>(std::move(h)));
+            },
+            token, budget);
+    }
+
+    /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
+    /// while in use or when its flags differ. Contender keys are not touched.
+    template <class Token = asio::deferred_t>
+    auto async_destroy(Token&& token = {}) {
+        return asio::async_initiate<Token, void(error_code)>(
+            [st = state_](auto h) {
+                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
+            },
+            token);
+    }
+
+private:
+    using state_ptr = std::shared_ptr<detail::semaphore_state>;
+    using session_ptr = std::shared_ptr<detail::session_state>;
+    static void acquire_impl(state_ptr, session_ptr, diagnostics*,
+                             asio::any_completion_handler<void(error_code, permit)>);
+    static void
+        try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds,
+                         asio::any_completion_handler<void(error_code, std::optional<permit>)>);
+    static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+
+    state_ptr state_;
+};
+
+} // namespace conclave

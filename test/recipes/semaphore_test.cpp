@@ -1,0 +1,197 @@
+// conclave::semaphore: Go api.Semaphore layout, limits, pruning, conflicts, cleanup.
+#include "recipes_fixture.hpp"
+
+#include <conclave/semaphore.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
+
+session_config quick(std::chrono::milliseconds ttl = 2s) {
+    return session_config{}.with_ttl(ttl).with_lock_delay(0ms);
+}
+
+} // namespace
+
+TEST_CASE_METHOD(recipes_fixture, "a permit is written exactly as Go's api.Semaphore writes it",
+                 "[semaphore][interop]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        semaphore sem{consul, p + "render", 2, semaphore_options{}.with_value("w1")};
+        auto permit_ = co_await sem.async_acquire(s);
+        CHECK(permit_.held());
+        auto contender = co_await consul.async_kv_get(p + "render/" + s.id());
+        REQUIRE(contender.entry);
+        CHECK(contender.entry->session == s.id());
+        CHECK(contender.entry->flags == semaphore_flag_value);
+        CHECK(contender.entry->value == "w1");
+        auto lock_key = co_await consul.async_kv_get(p + "render/.lock");
+        REQUIRE(lock_key.entry);
+        CHECK(lock_key.entry->flags == semaphore_flag_value);
+        CHECK(lock_key.entry->session.empty());
+        CHECK(lock_key.entry->value == R"({"Limit":2,"Holders":{")" + s.id() + R"(":true}})");
+        CHECK(permit_.token().modify_index == lock_key.entry->modify_index);
+
+        co_await permit_.async_release();
+        CHECK_FALSE(permit_.held());
+        auto gone = co_await consul.async_kv_get(p + "render/" + s.id());
+        CHECK_FALSE(gone.entry); // contender key deleted
+        auto after = co_await consul.async_kv_get(p + "render/.lock");
+        REQUIRE(after.entry);
+        CHECK(after.entry->value == R"({"Limit":2,"Holders":{}})"); // never "Holders":null
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a .lock written by a Go client is honoured",
+                 "[semaphore][interop]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        // A Go holder with its contender key, listed in the holder set (limit 1: full).
+        auto go = co_await consul.async_session_create(
+            session_options{}.with_ttl(15s).without_node_checks());
+        co_await consul.async_kv_put(
+            p + "jobs/" + go, "go",
+            kv_put_options{}.with_acquire(go).with_flags(semaphore_flag_value));
+        co_await consul.async_kv_put(p + "jobs/.lock",
+                                     R"({"Limit":1,"Holders":{")" + go + R"(":true}})",
+                                     kv_put_options{}.with_flags(semaphore_flag_value));
+        auto s = co_await session::async_create(consul, quick());
+        semaphore sem{consul, p + "jobs", 1};
+        auto none = co_await sem.async_try_acquire(s, 300ms);
+        CHECK_FALSE(none); // the Go holder is alive: no slot
+        // The Go holder dies: its contender key goes, so it is pruned as dead.
+        co_await consul.async_session_destroy(go);
+        co_await consul.async_kv_delete(p + "jobs/" + go);
+        auto got = co_await sem.async_try_acquire(s, 2s);
+        REQUIRE(got);
+        auto lock_key = co_await consul.async_kv_get(p + "jobs/.lock");
+        REQUIRE(lock_key.entry);
+        CHECK(lock_key.entry->value == R"({"Limit":1,"Holders":{")" + s.id() + R"(":true}})");
+        co_await got->async_release();
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "limit disagreement and foreign flags are errors that clean up",
+                 "[semaphore]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        co_await consul.async_kv_put(p + "a/.lock", R"({"Limit":3,"Holders":{}})",
+                                     kv_put_options{}.with_flags(semaphore_flag_value));
+        semaphore two{consul, p + "a", 2};
+        diagnostics diag;
+        auto [ec, none] = co_await two.async_acquire(s, &diag, asio::as_tuple(asio::deferred));
+        CHECK(ec == errc::limit_conflict);
+        CHECK(diag.client_message == "semaphore limit conflict (lock: 3, local: 2)");
+        CHECK_FALSE((co_await consul.async_kv_get(p + "a/" + s.id())).entry);
+
+        co_await consul.async_kv_put(p + "b/.lock", "",
+                                     kv_put_options{}.with_flags(lock_flag_value));
+        semaphore on_lock{consul, p + "b", 2};
+        auto [ec2, none2] =
+            co_await on_lock.async_acquire(s, nullptr, asio::as_tuple(asio::deferred));
+        CHECK(ec2 == errc::conflict);
+        CHECK_FALSE((co_await consul.async_kv_get(p + "b/" + s.id())).entry);
+
+        co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse());
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a semaphore of limit K never has more than K holders",
+                 "[semaphore][stress]") {
+    constexpr unsigned limit = 3;
+    constexpr unsigned contenders = 4 * limit;
+    constexpr unsigned rounds = 3;
+    unsigned inside = 0, max_inside = 0, done = 0;
+    auto worker = [&](unsigned id) -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(3s));
+        semaphore sem{consul, p + "pool", limit};
+        for (unsigned r = 0; r < rounds; ++r) {
+            auto permit_ = co_await sem.async_acquire(s);
+            ++inside;
+            max_inside = std::max(max_inside, inside);
+            co_await sleep(std::chrono::milliseconds{5 + (id * 7) % 20});
+            --inside;
+            co_await permit_.async_release();
+        }
+        co_await s.async_destroy();
+        ++done;
+    };
+    for (unsigned i = 0; i < contenders; ++i)
+        asio::co_spawn(ioc, worker(i), [](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+        });
+    run_until(
+        ioc, [&] { return done == contenders; }, 60s);
+    CHECK(max_inside <= limit);
+    CHECK(max_inside >= 2); // it really ran concurrently
+    auto cleanup = [&]() -> asio::awaitable<void> {
+        semaphore sem{consul, p + "pool", limit};
+        co_await sem.async_destroy();
+    };
+    run(ioc, cleanup());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "cancelled or timed-out waiters leave no contender key",
+                 "[semaphore][cancel]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick());
+        auto b = co_await session::async_create(consul, quick());
+        semaphore sem{consul, p + "one", 1};
+        auto held = co_await sem.async_acquire(a);
+        auto none = co_await sem.async_try_acquire(b, 200ms);
+        CHECK_FALSE(none);
+        CHECK_FALSE((co_await consul.async_kv_get(p + "one/" + b.id())).entry);
+        auto outcome = co_await (sem.async_acquire(b, nullptr, awaitable_tuple) || sleep(200ms));
+        CHECK(outcome.index() == 1);
+        CHECK_FALSE((co_await consul.async_kv_get(p + "one/" + b.id())).entry);
+        auto keys = co_await consul.async_kv_keys(p + "one/");
+        CHECK(keys.keys.size() == 2); // .lock and a's contender key only
+        co_await held.async_release();
+        co_await sem.async_destroy();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a permit whose contender key vanishes is reported lost",
+                 "[semaphore][lost]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        semaphore sem{consul, p + "x", 2};
+        auto permit_ = co_await sem.async_acquire(s);
+        auto remove = [&]() -> asio::awaitable<void> {
+            co_await sleep(100ms);
+            co_await consul.async_kv_delete(p + "x/" + s.id());
+        };
+        auto lost = [&]() -> asio::awaitable<error_code> {
+            auto [ec] = co_await permit_.async_wait_lost(awaitable_tuple);
+            co_return ec;
+        };
+        auto ec = co_await (lost() && remove());
+        CHECK(ec == errc::lock_lost);
+        CHECK_FALSE(permit_.held());
+        co_await permit_.async_release(); // still listed in .lock: release removes it
+        auto lock_key = co_await consul.async_kv_get(p + "x/.lock");
+        REQUIRE(lock_key.entry);
+        CHECK(lock_key.entry->value == R"({"Limit":2,"Holders":{}})");
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
