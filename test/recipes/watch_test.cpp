@@ -314,7 +314,7 @@ TEST_CASE_METHOD(watch_fixture, "injected 500s are retried with backoff, without
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(watch_fixture, "a final error completes async_next; the watch stays usable",
+TEST_CASE_METHOD(watch_fixture, "a final error completes async_next and the watch stays usable",
                  "[watch]") {
     if (skip_unless_dev_agent())
         return;
