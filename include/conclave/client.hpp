@@ -17,9 +17,9 @@ class client_impl;
 
 /// Counters of what the client did (for benchmarks and tests).
 struct client_stats {
-    std::uint64_t requests = 0;    ///< HTTP requests written
-    std::uint64_t connects = 0;    ///< connections opened
-    std::uint64_t retries = 0;     ///< GETs retried after a stale keep-alive connection
+    std::uint64_t requests = 0; ///< HTTP requests written
+    std::uint64_t connects = 0; ///< connections opened
+    std::uint64_t retries = 0;  ///< GETs retried after a stale keep-alive connection
     std::size_t open_connections = 0;
     std::size_t idle_connections = 0;
 };
@@ -114,8 +114,7 @@ public:
     /// PUT /v1/session/destroy/<id>. Idempotent: an unknown ID also succeeds.
     template <class Token = asio::deferred_t>
     auto async_session_destroy(std::string id, write_options opts = {}, Token&& token = {}) {
-        return initiate<bool>(&client::session_destroy_impl, token, std::move(id),
-                              std::move(opts));
+        return initiate<bool>(&client::session_destroy_impl, token, std::move(id), std::move(opts));
     }
 
     /// GET /v1/session/info/<id>. An unknown session gives an empty `session`.
@@ -128,15 +127,14 @@ public:
     /// GET /v1/session/list.
     template <class Token = asio::deferred_t>
     auto async_session_list(query_options opts = {}, Token&& token = {}) {
-        return initiate<session_list_result>(&client::session_list_impl, token,
-                                             std::move(opts));
+        return initiate<session_list_result>(&client::session_list_impl, token, std::move(opts));
     }
 
     /// GET /v1/session/node/<node>.
     template <class Token = asio::deferred_t>
     auto async_session_node(std::string node, query_options opts = {}, Token&& token = {}) {
-        return initiate<session_list_result>(&client::session_node_impl, token,
-                                             std::move(node), std::move(opts));
+        return initiate<session_list_result>(&client::session_node_impl, token, std::move(node),
+                                             std::move(opts));
     }
 
     // ---- transactions, status ---------------------------------------------------------

@@ -35,7 +35,9 @@ enum class errc {
 
 const boost::system::error_category& category() noexcept;
 
-inline error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), category()}; }
+inline error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), category()};
+}
 
 /// Maps an HTTP status that is not a success to the matching errc.
 errc errc_from_http_status(unsigned status) noexcept;

@@ -88,11 +88,7 @@ public:
     /// Never completes with success. operation_aborted when cancelled.
     template <class Token = asio::deferred_t>
     auto async_wait_lost(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &lock_lease::wait_lost_impl, state_);
     }
 
     /// Releases the lock (keeping its flags and value, so Go clients still recognise it).
@@ -100,11 +96,7 @@ public:
     /// the lease stays held and the call can be repeated.
     template <class Token = asio::deferred_t>
     auto async_release(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                release_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &lock_lease::release_impl, state_);
     }
 
     /// The fencing pattern: runs `ops` in one /v1/txn that first checks the lock's key is
@@ -115,13 +107,8 @@ public:
     /// At most 63 ops (Consul's limit of 64 includes the check).
     template <class Token = asio::deferred_t>
     auto async_guarded_txn(std::vector<txn_op> ops, Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code, txn_result)>(
-            [st = state_](auto h, std::vector<txn_op> ops) {
-                guarded_txn_impl(
-                    st, std::move(ops),
-                    asio::any_completion_handler<void(error_code, txn_result)>(std::move(h)));
-            },
-            token, std::move(ops));
+        return detail::initiate<void(error_code, txn_result)>(token, &lock_lease::guarded_txn_impl,
+                                                              state_, std::move(ops));
     }
 
 private:
@@ -154,13 +141,8 @@ public:
     /// without a write. Cancellation at any point leaves the lock not held.
     template <class Token = asio::deferred_t>
     auto async_acquire(session& s, Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code, lock_lease)>(
-            [st = state_, ss = s.state()](auto h) {
-                acquire_impl(
-                    st, ss,
-                    asio::any_completion_handler<void(error_code, lock_lease)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code, lock_lease)>(token, &lock::acquire_impl, state_,
+                                                              s.state());
     }
 
     /// Like async_acquire, within one monotonic `budget`: an empty optional means "not
@@ -168,22 +150,14 @@ public:
     template <class Token = asio::deferred_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<lock_lease>);
-        return asio::async_initiate<Token, sig>(
-            [st = state_, ss = s.state()](auto h, std::chrono::milliseconds b) {
-                try_acquire_impl(st, ss, b, asio::any_completion_handler<sig>(std::move(h)));
-            },
-            token, budget);
+        return detail::initiate<sig>(token, &lock::try_acquire_impl, state_, s.state(), budget);
     }
 
     /// Deletes the lock's key when nobody holds it (Go: Lock.Destroy). errc::conflict if it
     /// is held or carries other flags; success if it does not exist.
     template <class Token = asio::deferred_t>
     auto async_destroy(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &lock::destroy_impl, state_);
     }
 
 private:

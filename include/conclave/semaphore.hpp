@@ -65,22 +65,14 @@ public:
     /// when the session was lost. Never success; operation_aborted when cancelled.
     template <class Token = asio::deferred_t>
     auto async_wait_lost(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &permit::wait_lost_impl, state_);
     }
 
     /// Leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender
     /// key. Retry-safe.
     template <class Token = asio::deferred_t>
     auto async_release(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                release_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &permit::release_impl, state_);
     }
 
 private:
@@ -113,33 +105,22 @@ public:
     template <class Token = asio::deferred_t>
     auto async_acquire(session& s, diagnostics* diag = nullptr, Token&& token = {}) {
         using sig = void(error_code, permit);
-        return asio::async_initiate<Token, sig>(
-            [st = state_, ss = s.state(), diag](auto h) {
-                acquire_impl(st, ss, diag, asio::any_completion_handler<sig>(std::move(h)));
-            },
-            token);
+        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state(), diag);
     }
 
     /// Like async_acquire within one monotonic budget: empty optional = no slot in time.
     template <class Token = asio::deferred_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<permit>);
-        return asio::async_initiate<Token, sig>(
-            [st = state_, ss = s.state()](auto h, std::chrono::milliseconds b) {
-                try_acquire_impl(st, ss, b, asio::any_completion_handler<sig>(std::move(h)));
-            },
-            token, budget);
+        return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(),
+                                     budget);
     }
 
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
     /// while in use or when its flags differ. Contender keys are not touched.
     template <class Token = asio::deferred_t>
     auto async_destroy(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &semaphore::destroy_impl, state_);
     }
 
 private:

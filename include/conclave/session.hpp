@@ -2,6 +2,7 @@
 #pragma once
 
 #include <conclave/client.hpp>
+#include <conclave/detail/initiate.hpp>
 
 #include <chrono>
 #include <memory>
@@ -82,12 +83,8 @@ public:
     /// Creates a session. Completes with `void(error_code, session)`.
     template <class Token = asio::deferred_t>
     static auto async_create(client& c, session_config cfg = {}, Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code, session)>(
-            [&c](auto h, session_config cfg) {
-                create_impl(c, std::move(cfg),
-                            asio::any_completion_handler<void(error_code, session)>(std::move(h)));
-            },
-            token, std::move(cfg));
+        return detail::initiate<void(error_code, session)>(token, &session::create_impl, c,
+                                                           std::move(cfg));
     }
 
     /// Renews the session at TTL/2, retrying transient failures (with backoff) until the
@@ -99,33 +96,21 @@ public:
     ///   destroyed (bounded by destroy_timeout) before completing.
     template <class Token = asio::deferred_t>
     auto async_run(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                run_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &session::run_impl, state_);
     }
 
-    /// Completes when the session is lost, with the reason (errc::session_invalidated, or
-    /// errc::lock_lost... never success); operation_aborted when cancelled.
+    /// Completes when the session is lost, with errc::session_invalidated (never success);
+    /// operation_aborted when cancelled.
     template <class Token = asio::deferred_t>
     auto async_wait_lost(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                wait_lost_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &session::wait_lost_impl, state_);
     }
 
     /// Destroys the session on Consul (its keys are released or deleted per its behaviour).
     /// Idempotent and retry-safe: the session counts as destroyed only once Consul said so.
     template <class Token = asio::deferred_t>
     auto async_destroy(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code)>(
-            [st = state_](auto h) {
-                destroy_impl(st, asio::any_completion_handler<void(error_code)>(std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code)>(token, &session::destroy_impl, state_);
     }
 
     bool valid() const noexcept { return state_ != nullptr; }
@@ -148,7 +133,7 @@ private:
     explicit session(std::shared_ptr<detail::session_state> s)
         : state_(std::move(s)) {}
 
-    static void create_impl(client& c, session_config cfg,
+    static void create_impl(client c, session_config cfg,
                             asio::any_completion_handler<void(error_code, session)> h);
     using state_ptr = std::shared_ptr<detail::session_state>;
     static void run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);

@@ -135,7 +135,7 @@ session_state::~session_state() {
 
 } // namespace detail
 
-void session::create_impl(client& c, session_config cfg,
+void session::create_impl(client c, session_config cfg,
                           asio::any_completion_handler<void(error_code, session)> h) {
     auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
     detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make), std::move(h));
