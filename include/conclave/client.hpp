@@ -31,9 +31,11 @@ struct client_stats {
 /// HTTP errors map to conclave::errc (see error.hpp); pass `diag` in the options to get
 /// Consul's text. A KV key that does not exist is not an error: the result is empty.
 ///
-/// Cancellation: every operation supports terminal, partial and total cancellation through
-/// the completion handler's cancellation slot; it then completes with
-/// `asio::error::operation_aborted` and the connection it used is discarded.
+/// Cancellation: every operation supports terminal cancellation through the completion
+/// handler's cancellation slot (what `||`, parallel groups and `cancellation_signal::emit
+/// (terminal)` deliver); it then completes with `asio::error::operation_aborted` and the
+/// connection it used is discarded. Partial or total cancellation alone is not honoured: a
+/// write may already have reached Consul, so its effect cannot be promised away.
 ///
 /// Thread safety: a client lives on one executor; use a strand if several threads run it.
 /// Copies are cheap handles to the same pool. Operations in flight keep the pool alive.

@@ -92,7 +92,7 @@ public:
     /// - errc::session_invalidated when Consul no longer knows the session, or when renewals
     ///   kept failing until the local deadline passed;
     /// - success when the session was destroyed with async_destroy();
-    /// - operation_aborted when cancelled (any cancellation type): the session is then
+    /// - operation_aborted when cancelled (terminal cancellation): the session is then
     ///   destroyed (bounded by destroy_timeout) before completing.
     template <class Token = asio::deferred_t>
     auto async_run(Token&& token = {}) {
