@@ -4,21 +4,20 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
-#include <vector>
-
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 extern char** environ;
 
 namespace conclave::bench {
 
 agent_process::agent_process(std::string extra_flags) {
-    std::vector<std::string> argv_s{CONCLAVE_CLI_PATH, "agent", "-dev", "-http-addr",
-                                    "127.0.0.1:0", "-test-controls"};
+    std::vector<std::string> argv_s{CONCLAVE_CLI_PATH, "agent",       "-dev",
+                                    "-http-addr",      "127.0.0.1:0", "-test-controls"};
     std::istringstream extra(extra_flags);
     for (std::string f; extra >> f;)
         argv_s.push_back(f);

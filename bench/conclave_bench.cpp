@@ -165,16 +165,16 @@ int main(int argc, char** argv) {
                     "\"ops\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,"
                     "\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,\"cpu_us_per_op\":%.2f,"
                     "\"connects\":%llu}\n",
-                    opt.agent.c_str(), opt.connections, opt.connections, sum.count, ops,
-                    sum.p50_us, sum.p90_us, sum.p99_us, sum.p999_us, sum.max_us, cpu_per_op,
+                    opt.agent.c_str(), opt.connections, opt.connections, sum.count, ops, sum.p50_us,
+                    sum.p90_us, sum.p99_us, sum.p999_us, sum.max_us, cpu_per_op,
                     static_cast<unsigned long long>(stats.connects));
     } else {
         std::printf("scenario  agent     conns  ops       ops/s     p50_us  p90_us  p99_us  "
                     "p999_us  max_us   cpu_us/op\n");
-        std::printf("%-9s %-9s %-6zu %-9zu %-9.0f %-7.1f %-7.1f %-7.1f %-8.1f %-8.1f %.1f\n",
-                    "rtt", opt.agent.size() > 9 ? "external" : opt.agent.c_str(),
-                    opt.connections, sum.count, ops, sum.p50_us, sum.p90_us, sum.p99_us,
-                    sum.p999_us, sum.max_us, cpu_per_op);
+        std::printf("%-9s %-9s %-6zu %-9zu %-9.0f %-7.1f %-7.1f %-7.1f %-8.1f %-8.1f %.1f\n", "rtt",
+                    opt.agent.size() > 9 ? "external" : opt.agent.c_str(), opt.connections,
+                    sum.count, ops, sum.p50_us, sum.p90_us, sum.p99_us, sum.p999_us, sum.max_us,
+                    cpu_per_op);
     }
     return 0;
 }

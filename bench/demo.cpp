@@ -18,7 +18,9 @@ namespace {
 constexpr auto use = asio::use_awaitable;
 const std::string key = "service/demo/leader";
 
-void say(const std::string& line) { std::printf("  %s\n", line.c_str()); }
+void say(const std::string& line) {
+    std::printf("  %s\n", line.c_str());
+}
 
 asio::awaitable<void> walkthrough(conclave::client& consul) {
     conclave::session_options opts;
@@ -35,8 +37,8 @@ asio::awaitable<void> walkthrough(conclave::client& consul) {
     acquire.acquire = alice;
     const bool got = co_await consul.async_kv_put(key, "alice:8080", acquire, use);
     auto held = co_await consul.async_kv_get(key, {}, use);
-    say("alice acquires " + key + ": " + (got ? "true" : "false") +
-        " (LockIndex " + std::to_string(held.entry->lock_index) + ", ModifyIndex " +
+    say("alice acquires " + key + ": " + (got ? "true" : "false") + " (LockIndex " +
+        std::to_string(held.entry->lock_index) + ", ModifyIndex " +
         std::to_string(held.entry->modify_index) + " = fencing token)");
 
     acquire.acquire = bob;

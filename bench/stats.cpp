@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
 #include <sys/resource.h>
 
 namespace conclave::bench {

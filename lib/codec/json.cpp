@@ -1,7 +1,6 @@
-#include "codec/json.hpp"
-
 #include "codec/base64.hpp"
 #include "codec/duration.hpp"
+#include "codec/json.hpp"
 
 #include <array>
 
@@ -59,8 +58,7 @@ bool read_string(const json::object& o, std::string_view name, std::string& out)
     return true;
 }
 
-bool read_string_list(const json::object& o, std::string_view name,
-                      std::vector<std::string>& out) {
+bool read_string_list(const json::object& o, std::string_view name, std::vector<std::string>& out) {
     out.clear();
     auto it = o.find(name);
     if (it == o.end() || it->value().is_null())

@@ -1,9 +1,8 @@
+#include "codec/duration.hpp"
 #include "consul/client_impl.hpp"
 
-#include "codec/duration.hpp"
-
-#include <boost/beast/http/error.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
@@ -17,22 +16,29 @@ namespace bhttp = boost::beast::http;
 client::client(executor_type ex, client_config cfg)
     : impl_(std::make_shared<detail::client_impl>(std::move(ex), std::move(cfg))) {}
 
-client::executor_type client::get_executor() const noexcept { return impl_->executor; }
+client::executor_type client::get_executor() const noexcept {
+    return impl_->executor;
+}
 
-const client_config& client::config() const noexcept { return impl_->config; }
+const client_config& client::config() const noexcept {
+    return impl_->config;
+}
 
 client_stats client::stats() const noexcept {
     const auto c = impl_->pool->counters();
     return {impl_->requests, c.connects, impl_->retries, c.open, c.idle};
 }
 
-void client::close() { impl_->pool->close(); }
+void client::close() {
+    impl_->pool->close();
+}
 
 namespace detail {
 
 client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
-    : executor(std::move(ex)), config(std::move(cfg)),
-      pool(std::make_shared<http::pool>(executor, config)) {}
+    : executor(std::move(ex))
+    , config(std::move(cfg))
+    , pool(std::make_shared<http::pool>(executor, config)) {}
 
 namespace {
 
@@ -110,7 +116,8 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
 
     http::clock::duration timeout = config.request_timeout;
     if (call.blocking) {
-        auto wait = call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
+        auto wait =
+            call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
         timeout += wait + wait / 16; // Consul adds up to wait/16 of jitter
     }
     const auto deadline = http::clock::now() + timeout;
@@ -168,9 +175,8 @@ error_code status_error(const api_call& call, const api_reply& reply) {
     if (call.diag) {
         call.diag->http_status = reply.status;
         call.diag->server_message = reply.body;
-        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " +
-                                    call.path + ": Unexpected response code: " +
-                                    std::to_string(reply.status);
+        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " + call.path +
+                                    ": Unexpected response code: " + std::to_string(reply.status);
     }
     return ec;
 }
@@ -179,8 +185,8 @@ error_code parse_error(const api_call& call, std::string_view what) {
     if (call.diag) {
         call.diag->http_status = 0;
         call.diag->server_message.clear();
-        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " +
-                                    call.path + ": " + std::string(what);
+        call.diag->client_message =
+            std::string(bhttp::to_string(call.method)) + " " + call.path + ": " + std::string(what);
     }
     return make_error_code(errc::bad_response);
 }

@@ -1,9 +1,9 @@
 // The shared state behind conclave::client: the pool, the config, and request plumbing.
 #pragma once
 
-#include <conclave/client.hpp>
-
 #include "http/pool.hpp"
+
+#include <conclave/client.hpp>
 
 #include <boost/beast/http/verb.hpp>
 

@@ -1,8 +1,7 @@
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
+#include "codec/json.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
-
-#include "codec/json.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -22,8 +21,8 @@ error_code invalid_key(diagnostics* diag, std::string_view key) {
     if (diag) {
         diag->http_status = 0;
         diag->server_message.clear();
-        diag->client_message = "Invalid key '" + std::string(key) +
-                               "': a key must not begin with '/' or contain '//'";
+        diag->client_message =
+            "Invalid key '" + std::string(key) + "': a key must not begin with '/' or contain '//'";
     }
     return make_error_code(errc::invalid_argument);
 }
@@ -159,8 +158,8 @@ op_result<bool> parse_bool_reply(const api_call& call, const api_reply& reply) {
     return {detail::parse_error(call, "expected true or false"), false};
 }
 
-asio::awaitable<op_result<bool>> kv_put(std::shared_ptr<detail::client_impl> c,
-                                        std::string key, std::string value, kv_put_options o) {
+asio::awaitable<op_result<bool>> kv_put(std::shared_ptr<detail::client_impl> c, std::string key,
+                                        std::string value, kv_put_options o) {
     api_call call;
     call.method = bhttp::verb::put;
     call.diag = o.diag;
@@ -191,8 +190,8 @@ asio::awaitable<op_result<bool>> kv_put(std::shared_ptr<detail::client_impl> c,
     co_return parse_bool_reply(call, reply);
 }
 
-asio::awaitable<op_result<bool>> kv_delete(std::shared_ptr<detail::client_impl> c,
-                                           std::string key, kv_delete_options o) {
+asio::awaitable<op_result<bool>> kv_delete(std::shared_ptr<detail::client_impl> c, std::string key,
+                                           kv_delete_options o) {
     api_call call;
     call.method = bhttp::verb::delete_;
     call.diag = o.diag;
@@ -232,15 +231,13 @@ void client::kv_keys_impl(std::string prefix, kv_keys_options o, handler<kv_keys
                      std::move(h));
 }
 
-void client::kv_put_impl(std::string key, std::string value, kv_put_options o,
-                         handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     kv_put(impl_, std::move(key), std::move(value), std::move(o)), std::move(h));
+void client::kv_put_impl(std::string key, std::string value, kv_put_options o, handler<bool> h) {
+    detail::spawn_op(impl_->executor, kv_put(impl_, std::move(key), std::move(value), std::move(o)),
+                     std::move(h));
 }
 
 void client::kv_delete_impl(std::string key, kv_delete_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor, kv_delete(impl_, std::move(key), std::move(o)),
-                     std::move(h));
+    detail::spawn_op(impl_->executor, kv_delete(impl_, std::move(key), std::move(o)), std::move(h));
 }
 
 } // namespace conclave

@@ -1,8 +1,7 @@
 // /v1/txn, /v1/status/leader and /v1/agent/self.
+#include "codec/json.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
-
-#include "codec/json.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -26,7 +25,8 @@ bool parse_txn_body(const std::string& body, txn_result& r) {
     const auto& o = v.get_object();
     if (auto* results = o.if_contains("Results"); results && results->is_array()) {
         for (const auto& item : results->get_array()) {
-            const json::value* kv = item.is_object() ? item.get_object().if_contains("KV") : nullptr;
+            const json::value* kv =
+                item.is_object() ? item.get_object().if_contains("KV") : nullptr;
             if (!kv)
                 continue; // a non-KV result (node/service/check ops): not ours to read
             kv_entry e;

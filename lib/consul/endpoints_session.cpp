@@ -1,9 +1,8 @@
 // Session endpoints: /v1/session/{create,renew,destroy,info,list,node}.
-#include "consul/client_impl.hpp"
-#include "consul/spawn.hpp"
-
 #include "codec/duration.hpp"
 #include "codec/json.hpp"
+#include "consul/client_impl.hpp"
+#include "consul/spawn.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -141,8 +140,8 @@ asio::awaitable<op_result<bool>> session_destroy(std::shared_ptr<detail::client_
     co_return op_result<bool>{error_code{}, reply.body.find("true") != std::string::npos};
 }
 
-asio::awaitable<op_result<session_list_result>>
-session_read(std::shared_ptr<detail::client_impl> c, std::string path, query_options q) {
+asio::awaitable<op_result<session_list_result>> session_read(std::shared_ptr<detail::client_impl> c,
+                                                             std::string path, query_options q) {
     api_call call;
     call.path = std::move(path);
     detail::apply_query(call, q);
@@ -154,17 +153,16 @@ session_read(std::shared_ptr<detail::client_impl> c, std::string path, query_opt
     session_list_result r;
     r.meta = reply.meta;
     if (!parse_sessions(reply.body, r.sessions))
-        co_return op_result<session_list_result>{detail::parse_error(call, "bad session list"),
-                                                 {}};
+        co_return op_result<session_list_result>{detail::parse_error(call, "bad session list"), {}};
     co_return op_result<session_list_result>{error_code{}, std::move(r)};
 }
 
-asio::awaitable<op_result<session_info_result>>
-session_info(std::shared_ptr<detail::client_impl> c, std::string id, query_options q) {
+asio::awaitable<op_result<session_info_result>> session_info(std::shared_ptr<detail::client_impl> c,
+                                                             std::string id, query_options q) {
     if (auto ec = check_id(id, q.diag))
         co_return op_result<session_info_result>{ec, {}};
-    auto [ec, list] = co_await session_read(c, "/v1/session/info/" + detail::encode_segment(id),
-                                            std::move(q));
+    auto [ec, list] =
+        co_await session_read(c, "/v1/session/info/" + detail::encode_segment(id), std::move(q));
     session_info_result r;
     r.meta = list.meta;
     if (!list.sessions.empty())
@@ -198,12 +196,11 @@ void client::session_list_impl(query_options q, handler<session_list_result> h) 
                      std::move(h));
 }
 
-void client::session_node_impl(std::string node, query_options q,
-                               handler<session_list_result> h) {
-    detail::spawn_op(impl_->executor,
-                     session_read(impl_, "/v1/session/node/" + detail::encode_segment(node),
-                                  std::move(q)),
-                     std::move(h));
+void client::session_node_impl(std::string node, query_options q, handler<session_list_result> h) {
+    detail::spawn_op(
+        impl_->executor,
+        session_read(impl_, "/v1/session/node/" + detail::encode_segment(node), std::move(q)),
+        std::move(h));
 }
 
 } // namespace conclave

@@ -14,10 +14,9 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <cerrno>
 #include <openssl/ssl.h>
 #include <sys/stat.h>
-
-#include <cerrno>
 
 namespace conclave::detail::http {
 
@@ -34,12 +33,12 @@ template <class Stream>
 class stream_connection final : public connection {
 public:
     template <class... Args>
-    explicit stream_connection(Args&&... args) : stream_(std::forward<Args>(args)...) {}
+    explicit stream_connection(Args&&... args)
+        : stream_(std::forward<Args>(args)...) {}
 
     Stream& stream() { return stream_; }
 
-    asio::awaitable<error_code> exchange(const request& req, response& res,
-                                         clock::duration timeout,
+    asio::awaitable<error_code> exchange(const request& req, response& res, clock::duration timeout,
                                          std::size_t body_limit) override {
         // Invalid until proven otherwise: a cancelled exchange leaves it unusable.
         reusable_ = false;
@@ -185,8 +184,8 @@ open_connection(asio::any_io_executor ex, const client_config& cfg,
     if (cfg.tls.verify)
         c->stream().set_verify_callback(asio::ssl::host_name_verification(name));
     beast::get_lowest_layer(c->stream()).expires_at(deadline);
-    auto [hec] = co_await c->stream().async_handshake(asio::ssl::stream_base::client,
-                                                      tuple_awaitable);
+    auto [hec] =
+        co_await c->stream().async_handshake(asio::ssl::stream_base::client, tuple_awaitable);
     beast::get_lowest_layer(c->stream()).expires_never();
     if (hec)
         co_return result{hec, nullptr};

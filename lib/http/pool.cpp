@@ -36,7 +36,8 @@ void lease::give_back() {
 // unlinks itself however that coroutine ends.
 struct pool::waiter {
     waiter(pool& p, asio::any_io_executor ex, clock::time_point deadline)
-        : owner(p), timer(ex, deadline) {
+        : owner(p)
+        , timer(ex, deadline) {
         pos = owner.waiters_.insert(owner.waiters_.end(), this);
     }
     ~waiter() {
@@ -62,7 +63,9 @@ struct pool::waiter {
     bool closed = false;
 };
 
-pool::pool(asio::any_io_executor ex, client_config cfg) : ex_(std::move(ex)), cfg_(std::move(cfg)) {
+pool::pool(asio::any_io_executor ex, client_config cfg)
+    : ex_(std::move(ex))
+    , cfg_(std::move(cfg)) {
     if (cfg_.tls.enabled)
         tls_ = make_tls_context(cfg_.tls);
     if (cfg_.max_connections == 0)
@@ -109,7 +112,8 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
         }
     } guard{this};
     const auto remaining = std::max<clock::duration>(deadline - clock::now(), clock::duration{0});
-    const clock::duration connect_timeout = std::min<clock::duration>(cfg_.connect_timeout, remaining);
+    const clock::duration connect_timeout =
+        std::min<clock::duration>(cfg_.connect_timeout, remaining);
     auto [ec, conn] = co_await open_connection(ex_, cfg_, tls_, connect_timeout);
     if (ec) {
         if (ec == boost::beast::error::timeout)
@@ -158,6 +162,8 @@ void pool::close() {
     }
 }
 
-pool_counters pool::counters() const { return {connects_, open_, idle_.size()}; }
+pool_counters pool::counters() const {
+    return {connects_, open_, idle_.size()};
+}
 
 } // namespace conclave::detail::http

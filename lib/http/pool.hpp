@@ -21,7 +21,9 @@ class lease {
 public:
     lease() = default;
     lease(std::shared_ptr<pool> p, std::unique_ptr<connection> c, bool reused)
-        : pool_(std::move(p)), conn_(std::move(c)), reused_(reused) {}
+        : pool_(std::move(p))
+        , conn_(std::move(c))
+        , reused_(reused) {}
     lease(lease&&) noexcept = default;
     lease& operator=(lease&& other) noexcept;
     ~lease();

@@ -35,7 +35,8 @@ struct lock_state {
 
 struct lease_state : grant_state {
     lease_state(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, fencing_token t)
-        : grant_state(std::move(s), std::move(t)), lock(std::move(l)) {}
+        : grant_state(std::move(s), std::move(t))
+        , lock(std::move(l)) {}
 
     std::shared_ptr<lock_state> lock;
 };

@@ -1,11 +1,9 @@
 #include "scripted_server.hpp"
 
+#include <list>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
-
-#include <list>
 #include <type_traits>
-
 #include <unistd.h>
 
 namespace conclave::test {
@@ -28,7 +26,9 @@ std::string http_response(unsigned status, std::string body,
 }
 
 struct scripted_server::state {
-    explicit state(asio::io_context& ioc) : ex(ioc.get_executor()), stop_timer(ioc) {
+    explicit state(asio::io_context& ioc)
+        : ex(ioc.get_executor())
+        , stop_timer(ioc) {
         stop_timer.expires_at(asio::steady_timer::time_point::max());
     }
     asio::any_io_executor ex;
@@ -144,8 +144,8 @@ asio::awaitable<void> accept_loop(std::shared_ptr<scripted_server::state> st, Ac
 scripted_server::scripted_server(asio::io_context& ioc, responder r)
     : state_(std::make_shared<state>(ioc)) {
     state_->respond = std::move(r);
-    state_->tcp_acceptor = std::make_unique<tcp::acceptor>(
-        ioc, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
+    state_->tcp_acceptor =
+        std::make_unique<tcp::acceptor>(ioc, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
     asio::co_spawn(ioc, accept_loop(state_, *state_->tcp_acceptor), asio::detached);
 }
 
@@ -163,22 +163,30 @@ scripted_server::scripted_server(asio::io_context& ioc, asio::ssl::context& tls,
     : state_(std::make_shared<state>(ioc)) {
     state_->respond = std::move(r);
     state_->tls = &tls;
-    state_->tcp_acceptor = std::make_unique<tcp::acceptor>(
-        ioc, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
+    state_->tcp_acceptor =
+        std::make_unique<tcp::acceptor>(ioc, tcp::endpoint{asio::ip::make_address("127.0.0.1"), 0});
     asio::co_spawn(ioc, accept_loop(state_, *state_->tcp_acceptor), asio::detached);
 }
 
-scripted_server::~scripted_server() { stop(); }
+scripted_server::~scripted_server() {
+    stop();
+}
 
 std::uint16_t scripted_server::port() const {
     return state_->tcp_acceptor ? state_->tcp_acceptor->local_endpoint().port() : 0;
 }
 
-int scripted_server::connections() const { return state_->connections; }
+int scripted_server::connections() const {
+    return state_->connections;
+}
 
-int scripted_server::handshakes() const { return state_->handshakes; }
+int scripted_server::handshakes() const {
+    return state_->handshakes;
+}
 
-int scripted_server::handshake_failures() const { return state_->handshake_failures; }
+int scripted_server::handshake_failures() const {
+    return state_->handshake_failures;
+}
 
 const std::vector<received_request>& scripted_server::requests() const {
     return state_->requests;
