@@ -381,24 +381,6 @@ private:
 
 // ---- building the tree from validated text ----------------------------------------------
 
-void append_utf8(std::string& out, char32_t r) {
-    if (r < 0x80) {
-        out += char(r);
-    } else if (r < 0x800) {
-        out += char(0xC0 | (r >> 6));
-        out += char(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-        out += char(0xE0 | (r >> 12));
-        out += char(0x80 | ((r >> 6) & 0x3F));
-        out += char(0x80 | (r & 0x3F));
-    } else {
-        out += char(0xF0 | (r >> 18));
-        out += char(0x80 | ((r >> 12) & 0x3F));
-        out += char(0x80 | ((r >> 6) & 0x3F));
-        out += char(0x80 | (r & 0x3F));
-    }
-}
-
 unsigned hex4(std::string_view s, std::size_t i) {
     unsigned v = 0;
     for (std::size_t k = 0; k < 4; ++k) {

@@ -55,24 +55,6 @@ bool is_print(char32_t r) {
     return true;
 }
 
-void append_utf8(std::string& out, char32_t r) {
-    if (r < 0x80) {
-        out += char(r);
-    } else if (r < 0x800) {
-        out += char(0xC0 | (r >> 6));
-        out += char(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-        out += char(0xE0 | (r >> 12));
-        out += char(0x80 | ((r >> 6) & 0x3F));
-        out += char(0x80 | (r & 0x3F));
-    } else {
-        out += char(0xF0 | (r >> 18));
-        out += char(0x80 | ((r >> 12) & 0x3F));
-        out += char(0x80 | ((r >> 6) & 0x3F));
-        out += char(0x80 | (r & 0x3F));
-    }
-}
-
 void append_escaped_rune(std::string& out, char32_t r) {
     switch (r) {
     case '\a':
@@ -125,6 +107,24 @@ int hex_value(unsigned char c) {
 }
 
 } // namespace
+
+void append_utf8(std::string& out, char32_t r) {
+    if (r < 0x80) {
+        out += char(r);
+    } else if (r < 0x800) {
+        out += char(0xC0 | (r >> 6));
+        out += char(0x80 | (r & 0x3F));
+    } else if (r < 0x10000) {
+        out += char(0xE0 | (r >> 12));
+        out += char(0x80 | ((r >> 6) & 0x3F));
+        out += char(0x80 | (r & 0x3F));
+    } else {
+        out += char(0xF0 | (r >> 18));
+        out += char(0x80 | ((r >> 12) & 0x3F));
+        out += char(0x80 | ((r >> 6) & 0x3F));
+        out += char(0x80 | (r & 0x3F));
+    }
+}
 
 std::string go_quote(std::string_view s) {
     std::string out = "\"";

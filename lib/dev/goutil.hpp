@@ -46,4 +46,7 @@ std::string ascii_lower(std::string_view s);
 /// ASCII case-insensitive equality.
 bool ascii_iequals(std::string_view a, std::string_view b);
 
+/// Appends code point `r` to `out` as UTF-8.
+void append_utf8(std::string& out, char32_t r);
+
 } // namespace conclave::dev::detail
