@@ -356,14 +356,9 @@ TEST_CASE_METHOD(recipes_fixture,
         for (auto delay : {0ms, 1ms, 2ms, 3ms, 5ms, 8ms, 13ms, 50ms}) {
             auto s = co_await session::async_create(consul, quick());
             lock mutex{consul, p + "c" + std::to_string(delay.count())};
-            asio::cancellation_signal cancel;
-            asio::steady_timer t{ioc, delay};
-            t.async_wait([&](error_code ec) {
-                if (!ec) // not after the timer died with this iteration
-                    cancel.emit(asio::cancellation_type::terminal);
-            });
-            auto [ec, lease] = co_await mutex.async_acquire(
-                s, asio::bind_cancellation_slot(cancel.slot(), awaitable_tuple));
+            cancel_after cancel{ioc.get_executor(), delay};
+            auto [ec, lease] = co_await mutex.async_acquire(s, cancel.bind(awaitable_tuple));
+            cancel.disarm();
             if (!ec) {
                 // It completed before the cancellation: a real, held lease.
                 CHECK(lease.held());

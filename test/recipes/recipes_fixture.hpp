@@ -3,6 +3,7 @@
 #pragma once
 
 #include "support/backend.hpp"
+#include "support/cancel_after.hpp"
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
