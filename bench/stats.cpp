@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <malloc.h>
 #include <numeric>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 namespace conclave::bench {
 
@@ -28,6 +32,17 @@ summary summarize(std::vector<std::chrono::nanoseconds>& samples) {
     return s;
 }
 
+double jain_index(const std::vector<double>& shares) {
+    double sum = 0, squares = 0;
+    for (double x : shares) {
+        sum += x;
+        squares += x * x;
+    }
+    if (shares.empty() || squares == 0)
+        return 0;
+    return sum * sum / (double(shares.size()) * squares);
+}
+
 std::chrono::microseconds process_cpu_time() {
     rusage ru{};
     ::getrusage(RUSAGE_SELF, &ru);
@@ -35,6 +50,27 @@ std::chrono::microseconds process_cpu_time() {
         return std::int64_t(tv.tv_sec) * 1000000 + std::int64_t(tv.tv_usec);
     };
     return std::chrono::microseconds{us(ru.ru_utime) + us(ru.ru_stime)};
+}
+
+std::size_t resident_bytes() {
+    unsigned long size = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%lu %lu", &size, &resident) != 2)
+            resident = 0;
+        std::fclose(f);
+    }
+    return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::size_t heap_in_use_bytes() {
+    const struct mallinfo2 mi = ::mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+std::int64_t monotonic_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 } // namespace conclave::bench

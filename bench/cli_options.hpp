@@ -1,0 +1,41 @@
+// conclave-bench's command line: which scenarios, against which agent, with what sizes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace conclave::bench {
+
+struct options {
+    std::vector<std::string> scenarios;    ///< in the order given; "all" expands
+    std::string agent = "process";         ///< process | embedded | HOST:PORT
+    double duration_s = 3.0;               ///< measured time of a timed run
+    double warmup_fraction = 0.1;          ///< discarded before measuring
+    std::vector<std::size_t> contenders{}; ///< N values (contend, semaphore, drain); empty: default
+    std::size_t keys = 1;                  ///< K keys the contenders spread over
+    std::size_t processes = 1;             ///< P worker processes for contend
+    std::size_t limit = 4;                 ///< semaphore limit L
+    std::size_t watchers = 16;             ///< M watchers
+    std::size_t waiters = 10000;           ///< scale: waiting contenders
+    std::size_t connections = 0;           ///< client pool bound (0: per scenario)
+    std::size_t repeat = 3;                ///< failover: crashes and resigns measured
+    long hold_us = 0;                      ///< time a holder keeps the lock
+    long ttl_ms = 1000;                    ///< failover: session TTL
+    long lock_delay_ms = 250;              ///< failover: session lock-delay
+    bool monitor = true;                   ///< cycle: watch the lease while held
+    bool fair = false;                     ///< lock fair mode (when the library has one)
+    std::vector<std::string> peers{"python", "node"}; ///< peers run next to contend
+    bool json = false;
+    bool csv = false;
+    bool quiet = false; ///< no summary table
+    std::string plot_dir;
+};
+
+/// Parses argv; prints usage and exits on --help or an error.
+options parse_options(int argc, char** argv);
+
+/// The scenarios "all" stands for, in run order.
+const std::vector<std::string>& all_scenarios();
+
+} // namespace conclave::bench

@@ -1,0 +1,71 @@
+// Where the benchmark sends its requests: the dev agent in its own process (default), the
+// dev agent on this process's event loop, or any Consul address. Also reads the agent's
+// request counters (GET /v1/_conclave/stats) and its test controls when it has them.
+#pragma once
+
+#include "agent_process.hpp"
+
+#include <conclave/config.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace conclave::dev {
+class agent;
+}
+
+namespace conclave::bench {
+
+/// The agent's counters at one moment (a dev agent's /v1/_conclave/stats).
+struct agent_counters {
+    std::uint64_t requests = 0;
+    std::uint64_t connections_accepted = 0;
+    std::uint64_t connections_open = 0;
+    std::uint64_t blocking_waiting = 0;
+    std::map<std::string, std::uint64_t> by_endpoint; ///< "PUT /v1/txn" -> count
+
+    std::uint64_t endpoint(const std::string& name) const;
+    /// Requests between `before` and this, less the stats reads themselves.
+    agent_counters since(const agent_counters& before) const;
+    /// Lock and semaphore writes: PUT /v1/txn and PUT/DELETE /v1/kv.
+    std::uint64_t kv_writes() const;
+};
+
+class bench_target {
+public:
+    /// `spec`: "process", "embedded" or an address ("host:port", "http://...").
+    bench_target(boost::asio::io_context& ioc, const std::string& spec);
+    ~bench_target();
+
+    /// "process", "embedded" or "external".
+    const std::string& kind() const { return kind_; }
+    /// "127.0.0.1:<port>" (or the address given).
+    const std::string& address() const { return address_; }
+    /// A client configuration for this target with a pool bound.
+    client_config make_config(std::size_t max_connections) const;
+
+    /// The agent's counters, when it is a conclave dev agent.
+    std::optional<agent_counters> counters();
+    /// Invalidates a session as a TTL expiry would (dev agent test controls).
+    bool expire_session(const std::string& id);
+
+private:
+    std::string kind_;
+    std::string address_;
+    bool has_stats_ = true;
+    std::unique_ptr<agent_process> child_;
+    std::unique_ptr<dev::agent> embedded_;
+};
+
+/// One plain HTTP/1.1 exchange on a fresh connection, outside any event loop (a few
+/// control requests per run; never on the measured path). Returns {status, body}; status
+/// 0 when the connection failed.
+std::pair<int, std::string> http_exchange(const std::string& address, const std::string& method,
+                                          const std::string& target);
+
+} // namespace conclave::bench
