@@ -1,5 +1,5 @@
 // Subcommands of the `conclave` executable. Each takes the arguments after its name and
-// returns the process exit status.
+// returns the process exit status (exit_codes.hpp).
 #pragma once
 
 #include <span>
@@ -10,5 +10,8 @@ namespace conclave::cli {
 using args = std::span<const std::string_view>;
 
 int agent_command(args a);
+int lock_command(args a);
+int kv_command(args a);
+int watch_command(args a);
 
 } // namespace conclave::cli

@@ -7,26 +7,41 @@
 
 namespace {
 
-constexpr const char* usage = R"(Usage: conclave <command> [options]
+struct command {
+    std::string_view name;
+    int (*run)(conclave::cli::args);
+    const char* summary;
+};
 
-Commands:
-    agent      Runs the embedded dev agent (conclave agent -dev)
+// One row per subcommand: the usage below is generated from this table.
+constexpr command commands[] = {
+    {"agent", conclave::cli::agent_command, "Runs the embedded dev agent (conclave agent -dev)"},
+    {"kv", conclave::cli::kv_command, "Reads, writes and deletes KV entries"},
+    {"lock", conclave::cli::lock_command, "Runs a command while holding a lock or semaphore"},
+    {"watch", conclave::cli::watch_command, "Prints each change of a key or prefix"},
+};
 
-Run 'conclave <command> -help' for a command's options.
-)";
+void print_usage(std::FILE* out) {
+    std::fputs("Usage: conclave <command> [options]\n\nCommands:\n", out);
+    for (const auto& c : commands)
+        std::fprintf(out, "    %-10s %s\n", std::string(c.name).c_str(), c.summary);
+    std::fputs("\nRun 'conclave <command> -help' for a command's options.\n", out);
+}
 
 } // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string_view> all(argv + 1, argv + argc);
     if (all.empty() || all[0] == "-h" || all[0] == "-help" || all[0] == "--help") {
-        std::fputs(usage, all.empty() ? stderr : stdout);
+        print_usage(all.empty() ? stderr : stdout);
         return all.empty() ? 1 : 0;
     }
     const std::string_view cmd = all[0];
     conclave::cli::args rest{all.data() + 1, all.size() - 1};
-    if (cmd == "agent")
-        return conclave::cli::agent_command(rest);
-    std::fprintf(stderr, "conclave: unknown command '%s'\n\n%s", std::string(cmd).c_str(), usage);
+    for (const auto& c : commands)
+        if (c.name == cmd)
+            return c.run(rest);
+    std::fprintf(stderr, "conclave: unknown command '%s'\n\n", std::string(cmd).c_str());
+    print_usage(stderr);
     return 1;
 }

@@ -1,0 +1,18 @@
+// Exit statuses of the conclave commands (docs/cli.md has the table).
+#pragma once
+
+namespace conclave::cli::exit_code {
+
+inline constexpr int ok = 0;
+/// Bad arguments, Consul unreachable, acquire failed or timed out, cleanup failed, or a
+/// missing key (`kv get`): the same status `consul lock` / `consul kv` use.
+inline constexpr int error = 1;
+/// `lock -child-exit-code`: the child exited non-zero or was killed (as `consul lock`).
+inline constexpr int child_failed = 2;
+/// `lock`: the lock (or semaphore slot) was lost while the child ran; the child was
+/// terminated. `consul lock` exits 0 there.
+inline constexpr int lock_lost = 3;
+/// `lock`: conclave got SIGINT/SIGTERM, forwarded it and cleaned up: 128 + the signal.
+inline constexpr int interrupted_base = 128;
+
+} // namespace conclave::cli::exit_code

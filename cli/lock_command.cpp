@@ -1,0 +1,178 @@
+// `conclave lock [options] <prefix> <command...>`: the arguments, checked in the order and
+// with the messages of `consul lock`, then lock_run.
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "flags.hpp"
+#include "http_flags.hpp"
+#include "lock_run.hpp"
+#include "run.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <limits>
+
+namespace conclave::cli {
+
+namespace {
+
+constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <command...>
+
+  Acquires a lock at <prefix>/.lock (or, with -n > 1, a slot of the semaphore at
+  <prefix>), runs the command while it is held, then releases it and deletes what it
+  created. Compatible with `consul lock` and Consul's Go api.Lock / api.Semaphore.
+
+  The command's environment has CONSUL_LOCK_HELD=true and CONCLAVE_LOCK_TOKEN, the
+  fencing token of this grant ("<modify index>:<lock index>:<session>:<key>"; later
+  grants have larger modify indexes).
+
+  If the lock is lost, the command's process group gets SIGTERM, then SIGKILL after 5s,
+  and conclave exits 3. SIGINT/SIGTERM sent to conclave are forwarded the same way; it
+  then releases the lock and exits 128+signal. No session or key is left behind.
+
+Exit status: 0 done (the command's own status is ignored unless -child-exit-code),
+1 bad arguments or a failure to reach Consul, acquire (also -timeout) or clean up,
+2 the command failed (with -child-exit-code), 3 the lock was lost, 130/143 interrupted.
+
+Options:
+
+  -n=<int>                 Holders allowed at once. 1 (default) is a lock, more a
+                           semaphore; every contender must use the same number.
+  -timeout=<duration>      Longest wait to acquire ("10s", "1m"). 0 (default) waits
+                           forever. -try is a deprecated alias.
+  -monitor-retry=<int>     Failed reads (Consul 500s) tolerated, 1s apart, while watching
+                           a held lock before it counts as lost. Default 3; 0 disables.
+  -name=<string>           Session name. Default "Consul lock for '<command>' at '<prefix>'".
+  -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
+                           its arguments joined with spaces. Default true; -shell=false
+                           runs the arguments directly (PATH lookup).
+  -pass-stdin              Give the command this process's stdin (default: /dev/null).
+  -child-exit-code         Exit 2 when the command exits non-zero or dies of a signal.
+  -verbose                 Report each step on stderr.
+  -help                    Show this help.
+
+)";
+
+void usage_error(const std::string& message) {
+    std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), lock_usage, http_flags_usage);
+}
+
+// Go's path.Clean on a relative path, minus the "." it returns for an empty one: what
+// `consul lock` does with the prefix (it trims a leading '/' and joins with path.Join).
+std::string clean_prefix(std::string_view p) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    while (start <= p.size()) {
+        auto end = p.find('/', start);
+        if (end == std::string_view::npos)
+            end = p.size();
+        const auto part = p.substr(start, end - start);
+        if (part == "..") {
+            if (!parts.empty())
+                parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.emplace_back(part);
+        }
+        start = end + 1;
+    }
+    std::string out;
+    for (const auto& part : parts)
+        out += (out.empty() ? "" : "/") + part;
+    return out;
+}
+
+} // namespace
+
+int lock_command(args a) {
+    std::int64_t limit = 1, monitor_retry = 3;
+    std::chrono::nanoseconds timeout{0};
+    lock_settings cfg;
+    http_flags http;
+    flag_set flags;
+    flags.add_int("n", &limit);
+    flags.add_duration("timeout", &timeout);
+    flags.add_duration("try", &timeout);
+    flags.add_int("monitor-retry", &monitor_retry);
+    flags.add_string("name", &cfg.session_name);
+    flags.add_bool("shell", &cfg.shell);
+    flags.add_bool("pass-stdin", &cfg.pass_stdin);
+    flags.add_bool("child-exit-code", &cfg.child_exit_code);
+    flags.add_bool("verbose", &cfg.verbose);
+    http.add_to(flags);
+
+    auto parsed = flags.parse(a);
+    if (parsed.status == flag_set::outcome::help) {
+        std::printf("%s%s", lock_usage, http_flags_usage);
+        return exit_code::ok;
+    }
+    if (parsed.status == flag_set::outcome::error) {
+        usage_error(parsed.error);
+        return exit_code::error;
+    }
+    // The checks and texts of `consul lock`, in its order.
+    if (limit <= 0) {
+        std::fputs("Lock holder limit must be positive\n", stderr);
+        return exit_code::error;
+    }
+    if (parsed.rest.size() < 2) {
+        std::fputs("Key prefix and child command must be specified\n", stderr);
+        return exit_code::error;
+    }
+    if (timeout.count() < 0) {
+        std::fputs("Timeout must be positive\n", stderr);
+        return exit_code::error;
+    }
+    if (monitor_retry < 0) {
+        std::fputs("Number for 'monitor-retry' must be >= 0\n", stderr);
+        return exit_code::error;
+    }
+    if (limit > std::numeric_limits<std::uint32_t>::max() ||
+        monitor_retry > std::numeric_limits<unsigned>::max()) {
+        std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
+        return exit_code::error;
+    }
+    std::string_view prefix = parsed.rest[0];
+    while (!prefix.empty() && prefix.front() == '/')
+        prefix.remove_prefix(1);
+    cfg.prefix = clean_prefix(prefix);
+    if (cfg.prefix.empty()) {
+        std::fprintf(stderr,
+                     "Key prefix '%s' names no key: give a path such as service/web/leader\n",
+                     std::string(parsed.rest[0]).c_str());
+        return exit_code::error;
+    }
+    cfg.command.assign(parsed.rest.begin() + 1, parsed.rest.end());
+    cfg.limit = static_cast<unsigned>(limit);
+    cfg.timeout = timeout;
+    cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
+    if (cfg.session_name.empty()) {
+        std::string joined;
+        for (const auto& part : cfg.command)
+            joined += (joined.empty() ? "" : " ") + part;
+        cfg.session_name = "Consul lock for '" + joined + "' at '" + std::string(prefix) + "'";
+    }
+
+    std::string error;
+    auto consul_cfg = http.make_config(flags, error);
+    if (!consul_cfg) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return exit_code::error;
+    }
+    boost::asio::io_context ioc;
+    // Installed first, so that SIGINT/SIGTERM never take their default action (which
+    // would leave the session and the child behind) once this command has started.
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    std::optional<client> consul;
+    try {
+        consul.emplace(ioc.get_executor(), *consul_cfg);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+        return exit_code::error;
+    }
+    return run_command(ioc, run_lock(cfg, *consul, signals), "lock");
+}
+
+} // namespace conclave::cli

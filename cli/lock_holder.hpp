@@ -1,0 +1,41 @@
+// What `conclave lock` holds: a lock on `<prefix>/.lock` (-n 1) or a slot of the semaphore
+// at `<prefix>` (-n > 1), behind one interface so the command has a single code path.
+#pragma once
+
+#include <conclave/lock.hpp>
+#include <conclave/semaphore.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+#include <string>
+
+namespace conclave::cli {
+
+class lock_holder {
+public:
+    virtual ~lock_holder() = default;
+
+    /// Waits until held by `s`. Cancellable (terminal): then nothing is left held.
+    virtual boost::asio::awaitable<error_code> acquire(session& s) = 0;
+    /// Completes when the grant is lost (never with success); cancellable.
+    virtual boost::asio::awaitable<error_code> wait_lost() = 0;
+    /// Still held, as far as this process knows (no I/O).
+    virtual bool held() const = 0;
+    virtual const fencing_token& token() const = 0;
+    /// Gives the grant back (succeeds when it was already lost).
+    virtual boost::asio::awaitable<error_code> release() = 0;
+    /// Deletes the lock's key(s) when nobody holds them; errc::conflict while in use.
+    virtual boost::asio::awaitable<error_code> destroy() = 0;
+
+    /// The key contenders fight over (for messages).
+    virtual std::string key() const = 0;
+    /// An error of acquire() in words, as `consul lock` words it where it has a text.
+    virtual std::string describe(const error_code& ec) const = 0;
+};
+
+/// `limit` 1: a lock on `<prefix>/.lock`; more: a semaphore at `<prefix>`.
+std::unique_ptr<lock_holder> make_lock_holder(client& c, const std::string& prefix, unsigned limit,
+                                              unsigned monitor_retries);
+
+} // namespace conclave::cli

@@ -1,0 +1,248 @@
+#include "child_process.hpp"
+#include "codec/duration.hpp"
+#include "exit_codes.hpp"
+#include "lock_holder.hpp"
+#include "lock_run.hpp"
+#include "session_keeper.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace conclave::cli {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// `consul lock`'s session: TTL 15 s, lock-delay 15 s, bound to the node's serfHealth;
+// a semaphore's session deletes its contender key when it dies.
+constexpr std::chrono::milliseconds session_ttl{15000};
+constexpr std::chrono::milliseconds session_lock_delay{15000};
+// Between SIGTERM and SIGKILL when the child must stop (as consul lock).
+constexpr std::chrono::seconds kill_grace{5};
+
+void say(const char* text) {
+    std::fprintf(stderr, "%s\n", text);
+}
+void say(const std::string& text) {
+    say(text.c_str());
+}
+
+// Every race below is "whichever happens first", so each arm returns a value (never
+// throws): `||` then completes with the first arm to finish and cancels the others.
+asio::awaitable<int> next_signal(asio::signal_set& signals) {
+    auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
+    co_return ec ? 0 : sig;
+}
+
+asio::awaitable<bool> expires(asio::steady_timer& t) {
+    auto [ec] = co_await t.async_wait(tuple_awaitable);
+    co_return !ec;
+}
+
+asio::awaitable<error_code> agent_reachable(client& consul) {
+    write_options opts;
+    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
+    co_return ec;
+}
+
+std::string child_environment_token(const lock_holder& holder) {
+    return "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string();
+}
+
+child_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
+    child_options o;
+    if (cfg.shell) {
+        // As consul lock: the arguments joined with spaces, run by $SHELL -c.
+        std::string script;
+        for (const auto& part : cfg.command)
+            script += (script.empty() ? "" : " ") + part;
+        const char* shell = std::getenv("SHELL");
+        o.argv = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", script};
+    } else {
+        o.argv = cfg.command;
+    }
+    o.extra_env = {"CONSUL_LOCK_HELD=true", child_environment_token(holder)};
+    o.pass_stdin = cfg.pass_stdin;
+    // A child in a background process group that reads the terminal would be stopped
+    // (SIGTTIN): with -pass-stdin from a terminal it stays in ours and signals go to it only.
+    o.own_process_group = !(cfg.pass_stdin && ::isatty(STDIN_FILENO));
+    return o;
+}
+
+// Stops the child: `first` now, SIGKILL after the grace period, and every further
+// SIGINT/SIGTERM forwarded meanwhile. Then SIGKILL to what is left of its process group
+// (nothing it started may run on once the lock is gone). Returns the child's wait status.
+asio::awaitable<int> stop_child(child_process& child, int first, asio::signal_set& signals) {
+    auto ex = co_await asio::this_coro::executor;
+    child.signal(first);
+    asio::steady_timer grace(ex, kill_grace);
+    for (;;) {
+        auto r = co_await (child.async_wait_exit() || expires(grace) || next_signal(signals));
+        if (r.index() == 0)
+            break;
+        if (r.index() == 1) {
+            say("Child did not exit within " + std::to_string(kill_grace.count()) +
+                "s, sending SIGKILL");
+            child.signal(SIGKILL);
+            co_await child.async_wait_exit();
+            break;
+        }
+        if (const int sig = std::get<2>(r); sig != 0)
+            child.signal(sig);
+    }
+    child.signal(SIGKILL);
+    co_return child.reap();
+}
+
+// Release, delete the key(s) if nobody else uses them, destroy the session: on every path
+// after the session was created. Never interrupted by signals (they stay queued).
+asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool acquired,
+                               bool verbose) {
+    bool ok = true;
+    if (acquired) {
+        if (auto ec = co_await holder.release(); ec) {
+            say("Lock release failed: " + ec.message());
+            ok = false;
+        }
+    }
+    if (auto ec = co_await holder.destroy(); !ec) {
+        if (verbose)
+            say("Cleanup succeeded");
+    } else if (ec == errc::conflict) {
+        if (verbose)
+            say("Cleanup aborted, lock in use");
+    } else {
+        say("Lock cleanup failed: " + ec.message());
+        ok = false;
+    }
+    if (auto ec = co_await keeper.stop(); ec) {
+        say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
+            std::to_string(session_ttl.count() / 1000) + "s runs out)");
+        ok = false;
+    }
+    if (ok && acquired && verbose)
+        say("Lock released");
+    co_return ok;
+}
+
+} // namespace
+
+asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::signal_set& signals) {
+    auto ex = co_await asio::this_coro::executor;
+
+    // Reachable at all? (A read: cancelling it on a signal leaves nothing behind.)
+    {
+        auto r = co_await (agent_reachable(consul) || next_signal(signals));
+        if (r.index() == 1) {
+            say("Shutdown triggered before lock acquisition");
+            co_return exit_code::interrupted_base + std::get<1>(r);
+        }
+        if (const auto ec = std::get<0>(r); ec) {
+            say("Error querying Consul agent at " + consul.config().describe_address() + ": " +
+                ec.message() +
+                ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.");
+            co_return exit_code::error;
+        }
+    }
+
+    // Not raced with signals: a create cancelled after it reached Consul would leave a
+    // session nobody destroys. It is bounded by the client's request timeout.
+    auto scfg = session_config{}
+                    .with_name(cfg.session_name)
+                    .with_ttl(session_ttl)
+                    .with_lock_delay(session_lock_delay)
+                    .with_behavior(cfg.limit == 1 ? session_behavior::release
+                                                  : session_behavior::delete_keys)
+                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    auto [create_ec, created] = co_await session::async_create(consul, scfg, tuple_awaitable);
+    if (create_ec) {
+        say("Lock acquisition failed: failed to create session: " + create_ec.message());
+        co_return exit_code::error;
+    }
+    session_keeper keeper{std::move(created)};
+    auto holder = make_lock_holder(consul, cfg.prefix, cfg.limit, cfg.monitor_retries);
+
+    // Acquire, until the -timeout or a signal.
+    if (cfg.verbose)
+        say("Attempting lock acquisition");
+    asio::steady_timer deadline(ex, asio::steady_timer::time_point::max());
+    if (cfg.timeout.count() > 0)
+        deadline.expires_after(cfg.timeout);
+    auto got =
+        co_await (holder->acquire(keeper.get()) || expires(deadline) || next_signal(signals));
+    int failed = 0;
+    if (got.index() == 1) {
+        say("Timeout during lock acquisition: '" + holder->key() + "' was not free within " +
+            codec::format_go_duration(cfg.timeout));
+        failed = exit_code::error;
+    } else if (got.index() == 2) {
+        say("Shutdown triggered during lock acquisition");
+        failed = exit_code::interrupted_base + std::get<2>(got);
+    } else if (const auto ec = std::get<0>(got); ec) {
+        say("Lock acquisition failed: " + holder->describe(ec));
+        failed = exit_code::error;
+    }
+    if (failed != 0) {
+        co_await clean_up(*holder, keeper, false, cfg.verbose);
+        co_return failed;
+    }
+
+    // Held: run the child until it exits, the lock is lost, or a signal arrives.
+    if (cfg.verbose)
+        say("Lock acquired (" + holder->token().to_string() + "), starting child");
+    int code = exit_code::ok;
+    std::unique_ptr<child_process> child;
+    try {
+        child = std::make_unique<child_process>(ex, make_child_options(cfg, *holder));
+    } catch (const boost::system::system_error& e) {
+        say(std::string("Error starting child: ") + e.what() + " (check the command and PATH)");
+        code = exit_code::error;
+    }
+    if (child) {
+        auto r = co_await (child->async_wait_exit() || holder->wait_lost() || next_signal(signals));
+        int status = 0;
+        if (r.index() == 0) {
+            status = child->reap();
+            if (!holder->held()) {
+                // It ended before the loss was noticed, but not entirely under the lock.
+                say("Lock lost while the child ran");
+                code = exit_code::lock_lost;
+            } else if (cfg.verbose) {
+                say("Child terminated (" + describe_wait_status(status) + "), releasing lock");
+            }
+        } else if (r.index() == 1) {
+            say("Lock lost (" + std::get<1>(r).message() + "), killing child");
+            status = co_await stop_child(*child, SIGTERM, signals);
+            code = exit_code::lock_lost;
+        } else {
+            const int sig = std::get<2>(r);
+            if (cfg.verbose)
+                say("Shutdown triggered, killing child");
+            status = co_await stop_child(*child, sig, signals);
+            code = exit_code::interrupted_base + sig;
+        }
+        const bool child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (code == exit_code::ok && !child_ok && cfg.child_exit_code)
+            code = exit_code::child_failed;
+    }
+
+    const bool cleaned = co_await clean_up(*holder, keeper, true, cfg.verbose);
+    co_return cleaned ? code : exit_code::error;
+}
+
+} // namespace conclave::cli

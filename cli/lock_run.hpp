@@ -1,0 +1,33 @@
+// `conclave lock` once its arguments are valid: acquire, run the child, release, clean up.
+#pragma once
+
+#include <conclave/client.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace conclave::cli {
+
+struct lock_settings {
+    std::string prefix;               ///< cleaned: no leading, trailing or doubled '/'
+    std::vector<std::string> command; ///< the child's arguments as given
+    unsigned limit = 1;               ///< -n
+    std::chrono::nanoseconds timeout{0};
+    unsigned monitor_retries = 3;
+    std::string session_name;
+    bool shell = true;
+    bool pass_stdin = false;
+    bool child_exit_code = false;
+    bool verbose = false;
+};
+
+/// Returns the exit status. `signals` (SIGINT, SIGTERM) is installed by the caller before
+/// anything else, so a signal is never lost: what arrives while it is not awaited is queued.
+boost::asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul,
+                                     boost::asio::signal_set& signals);
+
+} // namespace conclave::cli
