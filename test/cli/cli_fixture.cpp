@@ -1,0 +1,262 @@
+#include "cli/cli_fixture.hpp"
+#include "support/run.hpp"
+
+#include <boost/asio/post.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <future>
+#include <poll.h>
+#include <random>
+#include <spawn.h>
+#include <sstream>
+#include <stdexcept>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace conclave::test::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+dev::agent_config agent_config() {
+    dev::agent_config cfg;
+    cfg.port = 0;
+    cfg.session_ttl_min = std::chrono::milliseconds{1000};
+    cfg.enable_test_controls = true;
+    return cfg;
+}
+
+std::string make_scratch_dir() {
+    std::string pattern = "/tmp/conclave-cli-test-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr)
+        throw std::runtime_error("mkdtemp failed");
+    return pattern;
+}
+
+} // namespace
+
+agent_thread::agent_thread()
+    : work_(ioc_.get_executor())
+    , agent_(ioc_.get_executor(), agent_config()) {
+    agent_.start();
+    address_ = agent_.http_address();
+    thread_ = std::thread([this] { ioc_.run(); });
+}
+
+agent_thread::~agent_thread() {
+    asio::post(ioc_, [this] {
+        agent_.stop();
+        work_.reset();
+    });
+    thread_.join();
+}
+
+bool agent_thread::expire_session(const std::string& id) {
+    std::promise<bool> done;
+    asio::post(ioc_, [&] { done.set_value(agent_.force_expire_session(id)); });
+    return done.get_future().get();
+}
+
+process::process(std::vector<std::string> args, std::vector<std::string> env) {
+    static std::atomic<unsigned> counter{0};
+    const std::string base = "/tmp/conclave-cli-test-out-" + std::to_string(::getpid()) + "-" +
+                             std::to_string(counter++);
+    out_path_ = base + ".out";
+    err_path_ = base + ".err";
+
+    std::vector<std::string> argv_s{CONCLAVE_EXE};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<std::string> env_s;
+    for (char** e = environ; *e != nullptr; ++e)
+        env_s.emplace_back(*e);
+    env_s.insert(env_s.end(), env.begin(), env.end());
+    // `env` overrides what is inherited: getenv returns the first match, so an entry is
+    // kept only when no later one has its name.
+    std::vector<std::string> final_env;
+    for (std::size_t i = 0; i < env_s.size(); ++i) {
+        const auto name = env_s[i].substr(0, env_s[i].find('='));
+        bool overridden = false;
+        for (std::size_t j = i + 1; j < env_s.size(); ++j)
+            overridden = overridden || env_s[j].substr(0, env_s[j].find('=')) == name;
+        if (!overridden)
+            final_env.push_back(env_s[i]);
+    }
+    std::vector<char*> argv, envp;
+    for (auto& a : argv_s)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : final_env)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path_.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+    const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+        throw std::runtime_error(std::string("cannot start ") + CONCLAVE_EXE);
+}
+
+process::~process() {
+    if (pid_ > 0 && !status_) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    ::unlink(out_path_.c_str());
+    ::unlink(err_path_.c_str());
+}
+
+void process::signal(int sig) const {
+    if (!status_)
+        ::kill(pid_, sig);
+}
+
+std::optional<int> process::wait_for(std::chrono::milliseconds limit) {
+    if (status_)
+        return status_;
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+    if (fd < 0)
+        throw std::runtime_error("pidfd_open failed");
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, int(limit.count()));
+    ::close(fd);
+    if (ready <= 0)
+        return std::nullopt;
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status_;
+}
+
+int process::wait(std::chrono::milliseconds limit) {
+    auto s = wait_for(limit);
+    if (!s)
+        FAIL("conclave did not exit in time; stderr so far:\n" << err());
+    return *s;
+}
+
+std::string process::out() const {
+    return read_file(out_path_);
+}
+std::string process::err() const {
+    return read_file(err_path_);
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+    std::vector<std::string> lines;
+    std::istringstream in(read_file(path));
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty())
+            lines.push_back(line);
+    return lines;
+}
+
+bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= end)
+            return false;
+        std::this_thread::sleep_for(20ms);
+    }
+    return true;
+}
+
+bool process_alive(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text))
+        return false;
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+cli_fixture::cli_fixture()
+    : dir(make_scratch_dir()) {}
+
+cli_fixture::~cli_fixture() {
+    // Nothing may be left on the agent, whatever the test did.
+    std::size_t left_sessions = ~std::size_t{0}, left_keys = ~std::size_t{0};
+    std::string names;
+    try {
+        for (const auto& s : sessions())
+            names += " session:" + s.name;
+        left_sessions = sessions().size();
+        for (const auto& k : keys())
+            names += " key:" + k.key;
+        left_keys = keys().size();
+    } catch (...) {
+    }
+    INFO("left on the agent:" << names);
+    CHECK(left_sessions == 0);
+    CHECK(left_keys == 0);
+    std::string cmd = "rm -rf '" + dir + "'";
+    if (std::system(cmd.c_str()) != 0)
+        WARN("could not remove " << dir);
+}
+
+client_config cli_fixture::make_config() const {
+    client_config cfg;
+    if (auto err = apply_http_addr(cfg, agent.address()); !err.empty())
+        throw std::runtime_error(err);
+    return cfg;
+}
+
+std::unique_ptr<process> cli_fixture::run(std::vector<std::string> args) const {
+    return std::make_unique<process>(
+        std::move(args),
+        std::vector<std::string>{"CONSUL_HTTP_ADDR=" + agent.address(), "SHELL=/bin/sh"});
+}
+
+std::vector<session_entry> cli_fixture::sessions() {
+    auto list = [this]() -> asio::awaitable<std::vector<session_entry>> {
+        auto r = co_await consul.async_session_list();
+        co_return std::move(r.sessions);
+    };
+    return conclave::test::run(ioc, list(), 10s);
+}
+
+std::vector<kv_entry> cli_fixture::keys() {
+    auto list = [this]() -> asio::awaitable<std::vector<kv_entry>> {
+        auto r = co_await consul.async_kv_list("");
+        co_return std::move(r.entries);
+    };
+    return conclave::test::run(ioc, list(), 10s);
+}
+
+std::string token_session(const std::string& token) {
+    const auto a = token.find(':');
+    const auto b = token.find(':', a + 1);
+    const auto c = token.find(':', b + 1);
+    if (a == std::string::npos || b == std::string::npos || c == std::string::npos)
+        return {};
+    return token.substr(b + 1, c - b - 1);
+}
+
+std::uint64_t token_modify_index(const std::string& token) {
+    return std::stoull(token.substr(0, token.find(':')));
+}
+
+} // namespace conclave::test::cli

@@ -1,0 +1,106 @@
+// Setup of the CLI tests: a dev agent on a thread of its own, the `conclave` executable run
+// as separate processes, a scratch directory, and a check after every test that nothing
+// was left on the agent (no session, no key).
+#pragma once
+
+#include <conclave/client.hpp>
+#include <conclave/dev/agent.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace conclave::test::cli {
+
+using namespace std::chrono_literals;
+
+/// The dev agent, served by its own thread so that it answers while the test blocks.
+class agent_thread {
+public:
+    agent_thread();
+    ~agent_thread();
+    agent_thread(const agent_thread&) = delete;
+    agent_thread& operator=(const agent_thread&) = delete;
+
+    std::string address() const { return address_; }
+    /// Invalidates a session as a TTL expiry would (runs on the agent's thread).
+    bool expire_session(const std::string& id);
+
+private:
+    boost::asio::io_context ioc_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    dev::agent agent_;
+    std::string address_;
+    std::thread thread_;
+};
+
+/// One run of the conclave executable, stdout and stderr captured in files.
+class process {
+public:
+    /// `args` follow the executable's name; `env` ("NAME=value") is added to the test's.
+    explicit process(std::vector<std::string> args, std::vector<std::string> env = {});
+    ~process(); // SIGKILL and reap if still running: a failed test leaves nothing behind
+    process(const process&) = delete;
+    process& operator=(const process&) = delete;
+
+    pid_t pid() const { return pid_; }
+    void signal(int sig) const;
+    /// Waits for the exit (pidfd + poll, no sleeps). The exit status, 128 + the signal
+    /// for a process killed by one, or nothing when `limit` passed.
+    std::optional<int> wait_for(std::chrono::milliseconds limit);
+    /// wait_for that fails the test on timeout.
+    int wait(std::chrono::milliseconds limit = 60s);
+    std::string out() const;
+    std::string err() const;
+
+private:
+    pid_t pid_ = -1;
+    std::optional<int> status_;
+    std::string out_path_, err_path_;
+};
+
+std::string read_file(const std::string& path);
+std::vector<std::string> read_lines(const std::string& path);
+/// Polls `done` every 20 ms until it holds or `limit` passes (for files written by other
+/// processes: there is no event to await).
+bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds limit);
+/// Alive and not a zombie.
+bool process_alive(pid_t pid);
+
+/// A fresh agent, a scratch directory, a client for inspection, and the leftover check.
+struct cli_fixture {
+    cli_fixture();
+    ~cli_fixture();
+
+    agent_thread agent;
+    std::string dir; ///< scratch directory, removed afterwards
+    boost::asio::io_context ioc;
+    client consul{ioc.get_executor(), make_config()};
+
+    /// Runs `conclave <args...>` against the agent (CONSUL_HTTP_ADDR names it; a
+    /// -http-addr flag overrides it), with SHELL=/bin/sh.
+    std::unique_ptr<process> run(std::vector<std::string> args) const;
+    /// Path inside the scratch directory.
+    std::string path(const std::string& name) const { return dir + "/" + name; }
+
+    std::vector<session_entry> sessions();
+    std::vector<kv_entry> keys();
+
+private:
+    client_config make_config() const;
+};
+
+/// The session of a CONCLAVE_LOCK_TOKEN ("<modify>:<lock>:<session>:<key>").
+std::string token_session(const std::string& token);
+std::uint64_t token_modify_index(const std::string& token);
+
+} // namespace conclave::test::cli

@@ -1,0 +1,249 @@
+// `conclave lock` as a separate process against the dev agent: mutual exclusion, the
+// semaphore's limit, lock loss, signals, and nothing left behind.
+#include "cli/cli_fixture.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace conclave::test::cli {
+
+namespace {
+
+// A child that logs "S <ns> <token> <held>" when it starts and "E <ns> <token>" when it ends.
+std::string logging_child(const std::string& log, const std::string& middle) {
+    return "echo \"S $(date +%s%N) $CONCLAVE_LOCK_TOKEN $CONSUL_LOCK_HELD\" >> " + log + "; " +
+           middle + "; echo \"E $(date +%s%N) $CONCLAVE_LOCK_TOKEN\" >> " + log;
+}
+
+struct interval {
+    long long start = 0, end = -1;
+    std::string token, held;
+};
+
+// The intervals of the log, by token, sorted by start.
+std::vector<interval> intervals(const std::string& log) {
+    std::map<std::string, interval> by_token;
+    for (const auto& line : read_lines(log)) {
+        std::istringstream in(line);
+        std::string kind, token, held;
+        long long ns = 0;
+        in >> kind >> ns >> token >> held;
+        auto& i = by_token[token];
+        i.token = token;
+        if (kind == "S") {
+            i.start = ns;
+            i.held = held;
+        } else {
+            i.end = ns;
+        }
+    }
+    std::vector<interval> out;
+    for (auto& [t, i] : by_token)
+        out.push_back(i);
+    std::sort(out.begin(), out.end(),
+              [](const interval& a, const interval& b) { return a.start < b.start; });
+    return out;
+}
+
+std::size_t count_prefix(const std::string& path, const std::string& prefix) {
+    std::size_t n = 0;
+    for (const auto& line : read_lines(path))
+        n += line.rfind(prefix, 0) == 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("lock: two processes on one prefix never overlap", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    const auto child = logging_child(log, "sleep 0.3");
+    std::vector<std::unique_ptr<process>> procs;
+    for (int i = 0; i < 3; ++i)
+        procs.push_back(f.run({"lock", "svc/exclusive", child}));
+    for (auto& p : procs) {
+        const int code = p->wait();
+        INFO(p->err());
+        CHECK(code == 0);
+    }
+    const auto runs = intervals(log);
+    REQUIRE(runs.size() == 3);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        CHECK(runs[i].held == "true");
+        CHECK(runs[i].end > runs[i].start);
+        CHECK(token_session(runs[i].token).size() == 36);
+        CHECK(runs[i].token.find(":svc/exclusive/.lock") != std::string::npos);
+        if (i > 0) {
+            CHECK(runs[i].start > runs[i - 1].end); // disjoint
+            // Fencing tokens grow in grant order.
+            CHECK(token_modify_index(runs[i].token) > token_modify_index(runs[i - 1].token));
+        }
+    }
+}
+
+TEST_CASE("lock: -n 3 admits exactly three at once", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    const auto gate = f.path("release");
+    const auto child = logging_child(log, "while [ ! -e " + gate + " ]; do sleep 0.05; done");
+    std::vector<std::unique_ptr<process>> procs;
+    for (int i = 0; i < 5; ++i)
+        procs.push_back(f.run({"lock", "-n", "3", "svc/pool", child}));
+    REQUIRE(poll_until([&] { return count_prefix(log, "S ") >= 3; }, 60s));
+    // The other two keep waiting: a negative, so observed for a while (not a sync point).
+    std::this_thread::sleep_for(1s);
+    CHECK(count_prefix(log, "S ") == 3);
+    std::ofstream{gate};
+    for (auto& p : procs) {
+        const int code = p->wait();
+        INFO(p->err());
+        CHECK(code == 0);
+    }
+    const auto runs = intervals(log);
+    REQUIRE(runs.size() == 5);
+    // Largest number of children running at the same time.
+    std::vector<std::pair<long long, int>> events;
+    for (const auto& r : runs) {
+        CHECK(r.held == "true");
+        CHECK(r.end > r.start);
+        events.emplace_back(r.start, +1);
+        events.emplace_back(r.end, -1);
+    }
+    std::sort(events.begin(), events.end());
+    int running = 0, most = 0;
+    for (const auto& e : events)
+        most = std::max(most, running += e.second);
+    CHECK(most == 3);
+}
+
+TEST_CASE("lock: loss terminates the child and exits 3", "[lock]") {
+    cli_fixture f;
+    const auto tok = f.path("token");
+    const auto log = f.path("log");
+    auto p = f.run({"lock", "svc/lost",
+                    "echo $CONCLAVE_LOCK_TOKEN > " + tok + "; sleep 60 & echo $! > " +
+                        f.path("sleeper") + "; wait; echo finished >> " + log});
+    REQUIRE(poll_until([&] { return read_lines(f.path("sleeper")).size() == 1; }, 30s));
+    const auto token = read_lines(tok).at(0);
+    const pid_t sleeper = std::stoi(read_lines(f.path("sleeper")).at(0));
+    REQUIRE(f.agent.expire_session(token_session(token)));
+    const int code = p->wait(30s);
+    INFO(p->err());
+    CHECK(code == 3);
+    CHECK(p->err().find("Lock lost") != std::string::npos);
+    CHECK(read_file(log).empty()); // the child did not run to its end
+    // Its whole process group went, the background sleep included.
+    CHECK(poll_until([&] { return !process_alive(sleeper); }, 10s));
+}
+
+TEST_CASE("lock: a child ignoring SIGTERM is killed after the grace period", "[lock]") {
+    cli_fixture f;
+    const auto tok = f.path("token");
+    auto p = f.run({"lock", "svc/stubborn",
+                    "trap '' TERM; echo $CONCLAVE_LOCK_TOKEN > " + tok + "; sleep 60"});
+    REQUIRE(poll_until([&] { return read_lines(tok).size() == 1; }, 30s));
+    const auto started = std::chrono::steady_clock::now();
+    REQUIRE(f.agent.expire_session(token_session(read_lines(tok).at(0))));
+    const int code = p->wait(40s);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO(p->err());
+    CHECK(code == 3);
+    CHECK(took >= 4500ms); // SIGTERM was ignored: SIGKILL came after the 5 s grace
+    CHECK(took < 30s);
+    CHECK(p->err().find("SIGKILL") != std::string::npos);
+}
+
+TEST_CASE("lock: semaphore slot loss terminates the child and cleans up", "[lock]") {
+    cli_fixture f;
+    const auto tok = f.path("token");
+    auto p = f.run(
+        {"lock", "-n=2", "svc/sem-lost", "echo $CONCLAVE_LOCK_TOKEN > " + tok + "; sleep 60"});
+    REQUIRE(poll_until([&] { return read_lines(tok).size() == 1; }, 30s));
+    const auto token = read_lines(tok).at(0);
+    CHECK(token.find(":svc/sem-lost/.lock") != std::string::npos);
+    REQUIRE(f.agent.expire_session(token_session(token)));
+    const int code = p->wait(30s);
+    INFO(p->err());
+    CHECK(code == 3);
+}
+
+TEST_CASE("lock: SIGTERM is forwarded to the child, then the lock released", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    auto p = f.run({"lock", "svc/term",
+                    "trap 'echo got TERM >> " + log + "; exit 0' TERM; echo ready >> " + log +
+                        "; while :; do sleep 0.05; done"});
+    REQUIRE(poll_until([&] { return count_prefix(log, "ready") == 1; }, 30s));
+    p->signal(SIGTERM);
+    const int code = p->wait(30s);
+    INFO(p->err());
+    CHECK(code == 128 + SIGTERM);
+    CHECK(count_prefix(log, "got TERM") == 1);
+}
+
+TEST_CASE("lock: SIGINT is forwarded to the child, then the lock released", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    auto p = f.run({"lock", "svc/int",
+                    "trap 'echo got INT >> " + log + "; exit 0' INT; echo ready >> " + log +
+                        "; while :; do sleep 0.05; done"});
+    REQUIRE(poll_until([&] { return count_prefix(log, "ready") == 1; }, 30s));
+    p->signal(SIGINT);
+    const int code = p->wait(30s);
+    INFO(p->err());
+    CHECK(code == 128 + SIGINT);
+    CHECK(count_prefix(log, "got INT") == 1);
+}
+
+TEST_CASE("lock: -timeout gives up on a held lock, a signal ends a wait", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    const auto gate = f.path("release");
+    auto holder =
+        f.run({"lock", "svc/busy",
+               "echo held >> " + log + "; while [ ! -e " + gate + " ]; do sleep 0.05; done"});
+    REQUIRE(poll_until([&] { return count_prefix(log, "held") == 1; }, 30s));
+
+    auto impatient = f.run({"lock", "-timeout=500ms", "svc/busy", "echo never >> " + log});
+    const int code = impatient->wait(30s);
+    INFO(impatient->err());
+    CHECK(code == 1);
+    CHECK(impatient->err().find("Timeout during lock acquisition") != std::string::npos);
+    CHECK(f.sessions().size() == 1); // its session is gone, the holder's remains
+
+    auto waiter = f.run({"lock", "svc/busy", "echo never >> " + log});
+    REQUIRE(poll_until([&] { return f.sessions().size() == 2; }, 30s));
+    waiter->signal(SIGTERM);
+    const int waiter_code = waiter->wait(30s);
+    INFO(waiter->err());
+    CHECK(waiter_code == 128 + SIGTERM);
+    CHECK(waiter->err().find("Shutdown triggered during lock acquisition") != std::string::npos);
+    CHECK(f.sessions().size() == 1);
+
+    std::ofstream{gate};
+    CHECK(holder->wait() == 0);
+    CHECK(count_prefix(log, "never") == 0);
+}
+
+TEST_CASE("lock: the child's exit status, with and without -child-exit-code", "[lock]") {
+    cli_fixture f;
+    auto plain = f.run({"lock", "svc/status", "exit 7"});
+    CHECK(plain->wait() == 0); // as consul lock: not propagated by default
+    auto flagged = f.run({"lock", "-child-exit-code", "svc/status", "exit 7"});
+    CHECK(flagged->wait() == 2);
+    auto fine = f.run({"lock", "-child-exit-code", "-verbose", "svc/status", "true"});
+    CHECK(fine->wait() == 0);
+    CHECK(fine->err().find("Lock released") != std::string::npos);
+    // -shell=false runs the arguments directly; a missing program is an error (1).
+    auto direct = f.run({"lock", "-shell=false", "svc/status", "/bin/sh", "-c", "exit 0"});
+    CHECK(direct->wait() == 0);
+    auto missing = f.run({"lock", "-shell=false", "svc/status", "/nonexistent/program"});
+    CHECK(missing->wait() == 1);
+    CHECK(missing->err().find("Error starting child") != std::string::npos);
+}
+
+} // namespace conclave::test::cli
