@@ -60,6 +60,14 @@ asio::awaitable<error_code> agent_reachable(client& consul) {
     co_return ec;
 }
 
+std::string describe_loss(const error_code& ec) {
+    if (ec == errc::lock_lost)
+        return "its key was taken, released or deleted, or could not be read";
+    if (ec == errc::session_invalidated)
+        return "its session was invalidated or could not be renewed in time";
+    return ec.message();
+}
+
 std::string child_environment_token(const lock_holder& holder) {
     return "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string();
 }
@@ -123,7 +131,8 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool
     if (auto ec = co_await holder.destroy(); !ec) {
         if (verbose)
             say("Cleanup succeeded");
-    } else if (ec == errc::conflict) {
+    } else if (ec == errc::conflict || ec == errc::limit_conflict) {
+        // Someone else's: held, or a semaphore with another limit.
         if (verbose)
             say("Cleanup aborted, lock in use");
     } else {
@@ -226,7 +235,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
                 say("Child terminated (" + describe_wait_status(status) + "), releasing lock");
             }
         } else if (r.index() == 1) {
-            say("Lock lost (" + std::get<1>(r).message() + "), killing child");
+            say("Lock lost (" + describe_loss(std::get<1>(r)) + "), killing child");
             status = co_await stop_child(*child, SIGTERM, signals);
             code = exit_code::lock_lost;
         } else {

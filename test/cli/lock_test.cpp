@@ -229,6 +229,29 @@ TEST_CASE("lock: -timeout gives up on a held lock, a signal ends a wait", "[lock
     CHECK(count_prefix(log, "never") == 0);
 }
 
+TEST_CASE("lock: a prefix used with another layout or limit is refused", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    const auto gate = f.path("release");
+    auto holder =
+        f.run({"lock", "-n=2", "svc/mixed",
+               "echo held >> " + log + "; while [ ! -e " + gate + " ]; do sleep 0.05; done"});
+    REQUIRE(poll_until([&] { return count_prefix(log, "held") == 1; }, 30s));
+
+    auto as_lock = f.run({"lock", "svc/mixed", "echo never >> " + log});
+    CHECK(as_lock->wait() == 1);
+    CHECK(as_lock->err() == "Lock acquisition failed: Existing key does not match lock use\n");
+    auto other_limit = f.run({"lock", "-n=3", "svc/mixed", "echo never >> " + log});
+    CHECK(other_limit->wait() == 1);
+    CHECK(other_limit->err() ==
+          "Lock acquisition failed: semaphore limit conflict (lock: 2, local: 3)\n");
+    CHECK(f.sessions().size() == 1); // only the holder's
+
+    std::ofstream{gate};
+    CHECK(holder->wait() == 0);
+    CHECK(count_prefix(log, "never") == 0);
+}
+
 TEST_CASE("lock: the child's exit status, with and without -child-exit-code", "[lock]") {
     cli_fixture f;
     auto plain = f.run({"lock", "svc/status", "exit 7"});
