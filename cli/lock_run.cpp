@@ -216,10 +216,12 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         say("Lock acquired (" + holder->token().to_string() + "), starting child");
     int code = exit_code::ok;
     std::unique_ptr<child_process> child;
+    const auto options = make_child_options(cfg, *holder);
     try {
-        child = std::make_unique<child_process>(ex, make_child_options(cfg, *holder));
+        child = std::make_unique<child_process>(ex, options);
     } catch (const boost::system::system_error& e) {
-        say(std::string("Error starting child: ") + e.what() + " (check the command and PATH)");
+        say("Error starting child '" + options.argv.front() + "': " + e.code().message() +
+            " (check the command and PATH)");
         code = exit_code::error;
     }
     if (child) {
