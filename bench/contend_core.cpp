@@ -107,6 +107,8 @@ asio::awaitable<void> contend_core(client c, const contend_params& p, std::vecto
     } catch (...) {
         failure = std::current_exception();
     }
+    if (p.before_cleanup)
+        p.before_cleanup();
     std::function<asio::awaitable<void>(std::size_t)> destroy =
         [&](std::size_t i) -> asio::awaitable<void> {
         co_await sessions[i].async_destroy(use_tuple);

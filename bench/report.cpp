@@ -60,6 +60,10 @@ record& record::set(const std::string& name, value v) {
     return *this;
 }
 
+void record::erase(const std::string& name) {
+    std::erase_if(fields_, [&](const auto& f) { return f.first == name; });
+}
+
 std::optional<double> record::number(const std::string& name) const {
     for (const auto& [k, v] : fields_)
         if (k == name)
@@ -102,7 +106,7 @@ void report::print_table(std::FILE* out) const {
     };
     static const column cols[] = {
         {"scenario", "scenario", 10},
-        {"impl", "impl", 9},
+        {"impl", "impl", 14},
         {"N", "contenders", 6},
         {"ops/s", "ops_per_s", 9},
         {"p50_us", "p50_us", 9},

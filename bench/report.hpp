@@ -17,6 +17,7 @@ public:
     using value = std::variant<double, std::string, bool>;
 
     record& set(const std::string& name, value v);
+    void erase(const std::string& name);
     std::optional<double> number(const std::string& name) const;
     std::string text(const std::string& name) const;
     const std::vector<std::pair<std::string, value>>& fields() const { return fields_; }

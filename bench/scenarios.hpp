@@ -42,6 +42,8 @@ struct contend_params {
     long hold_us = 0;
     bool fair = false;
     bool once = false; ///< drain: each contender takes the lock once
+    /// Called when every contender ended, before the sessions are destroyed.
+    std::function<void()> before_cleanup;
 };
 asio::awaitable<void> contend_core(client c, const contend_params& p, std::vector<grant>& out);
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Smoke test of conclave-bench: runs one scenario with tiny parameters and checks that its
+--json output has the fields docs/benchmarks.md promises. Registered per scenario in
+bench/CMakeLists.txt (label "bench"); keeps the harness working in CI, measures nothing.
+
+usage: smoke_test.py CONCLAVE_BENCH SCENARIO
+"""
+import json
+import subprocess
+import sys
+
+TINY = ["--duration", "0.3", "--contenders", "2", "--waiters", "40", "--watchers", "2",
+        "--repeat", "1", "--ttl-ms", "200", "--lock-delay-ms", "0", "--json", "--quiet"]
+
+COMMON = ["scenario", "contenders", "ops_per_s", "p50_us", "p99_us", "max_us", "cpu_us_per_op"]
+EXTRA = {
+    "contend": ["requests_per_handoff", "acquire_attempts_per_handoff", "jain"],
+    "cycle": ["requests_per_handoff", "rate_vs_rtt"],
+    "semaphore": ["requests_per_handoff", "jain"],
+    "drain": ["total_ms", "bound_ms", "requests_per_handoff", "jain"],
+    "failover": ["failover_ms", "bound_ms"],
+    "scale": ["bytes_per_waiter", "requests_per_handoff"],
+    "watch": [],
+    "rtt": [],
+    "peers": ["requests_per_handoff", "jain"],
+}
+# Runs that need more than the defaults to show their shape.
+ARGS = {"contend-processes": ["contend", "--processes", "2"]}
+# Peers not installed on this machine are reported, not failed (scripts/setup.sh installs them).
+SKIPPABLE = ("is not installed", "no node_modules")
+
+
+def main():
+    exe, which = sys.argv[1], sys.argv[2]
+    scenario_args = ARGS.get(which, [which])
+    scenario = scenario_args[0]
+    proc = subprocess.run([exe] + scenario_args + TINY, capture_output=True, text=True,
+                          timeout=60)
+    sys.stderr.write(proc.stderr)
+    records = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not records:
+        sys.exit("no JSON records (exit %d)" % proc.returncode)
+    skipped = []
+    for r in records:
+        print(json.dumps(r))
+        err = r.get("error")
+        if err:
+            if any(s in err for s in SKIPPABLE):
+                skipped.append(err)
+                continue
+            sys.exit("%s: error: %s" % (which, err))
+        want = COMMON + EXTRA.get(scenario, [])
+        if scenario == "peers" and r.get("impl") != "conclave":
+            want = COMMON + EXTRA["peers"]
+        missing = [f for f in want if f not in r]
+        if missing:
+            sys.exit("%s: record lacks %s" % (which, ", ".join(missing)))
+        for f in want[1:]:
+            if not isinstance(r[f], (int, float)) or r[f] < 0:
+                sys.exit("%s: %s is not a non-negative number: %r" % (which, f, r[f]))
+        expected = "contend" if scenario == "peers" else scenario
+        if r["scenario"] != expected:
+            sys.exit("%s: unexpected scenario %r" % (which, r["scenario"]))
+        if r["ops_per_s"] <= 0 and scenario != "failover":
+            sys.exit("%s: nothing measured" % which)
+    if proc.returncode != 0:
+        sys.exit("conclave-bench exited with %d" % proc.returncode)
+    if skipped:
+        print("CONCLAVE-SKIPPED: " + "; ".join(skipped))
+
+
+if __name__ == "__main__":
+    main()
