@@ -8,6 +8,8 @@ packages=(
     g++ cmake ninja-build pkg-config
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     catch2 libssl-dev python3
+    # benchmarks: charts (conclave-bench --plot) and the python-consul peer
+    gnuplot-nox python3-consul
 )
 packages+=("$@")
 
@@ -17,6 +19,21 @@ for p in "${packages[@]}"; do
         missing+=("$p")
     fi
 done
+
+# The npm consul peer (bench/peers/node), from its committed lock file, only when missing.
+install_node_peer() {
+    local dir=bench/peers/node
+    [ -d "$dir/node_modules/consul" ] && return 0
+    if command -v npm >/dev/null 2>&1; then
+        echo "setup: npm ci in $dir"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    else
+        echo "setup: npm not found: the node peer of conclave-bench will be skipped" >&2
+    fi
+}
+cd "$(dirname "$0")/.."
+install_node_peer
+
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""
