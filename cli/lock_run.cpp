@@ -72,6 +72,17 @@ std::string child_environment_token(const lock_holder& holder) {
     return "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string();
 }
 
+// A child in a process group of its own is a background job: when conclave runs in the
+// terminal's foreground, a child that reads or configures the terminal (an editor, a
+// prompt) would be stopped by SIGTTIN/SIGTTOU. Then it shares conclave's group, and
+// signals reach the child process only.
+bool in_terminal_foreground() {
+    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+        if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp())
+            return true;
+    return false;
+}
+
 child_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
     child_options o;
     if (cfg.shell) {
@@ -86,9 +97,7 @@ child_options make_child_options(const lock_settings& cfg, const lock_holder& ho
     }
     o.extra_env = {"CONSUL_LOCK_HELD=true", child_environment_token(holder)};
     o.pass_stdin = cfg.pass_stdin;
-    // A child in a background process group that reads the terminal would be stopped
-    // (SIGTTIN): with -pass-stdin from a terminal it stays in ours and signals go to it only.
-    o.own_process_group = !(cfg.pass_stdin && ::isatty(STDIN_FILENO));
+    o.own_process_group = !in_terminal_foreground();
     return o;
 }
 
