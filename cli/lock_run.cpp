@@ -216,8 +216,8 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         failed = exit_code::error;
     }
     if (failed != 0) {
-        co_await clean_up(*holder, keeper, false, cfg.verbose);
-        co_return failed;
+        const bool cleaned = co_await clean_up(*holder, keeper, false, cfg.verbose);
+        co_return cleaned ? failed : exit_code::error;
     }
 
     // Held: run the child until it exits, the lock is lost, or a signal arrives.
