@@ -51,6 +51,8 @@ public:
             return "invalid client configuration";
         case errc::pool_closed:
             return "client closed";
+        case errc::task_failed:
+            return "the task run by the recipe ended with an exception";
         }
         return "unknown conclave error";
     }

@@ -13,7 +13,8 @@ namespace conclave {
 
 namespace detail {
 class client_impl;
-}
+struct client_access;
+} // namespace detail
 
 /// Counters of what the client did (for benchmarks and tests).
 struct client_stats {
@@ -160,6 +161,8 @@ public:
     }
 
 private:
+    friend struct detail::client_access;
+
     template <class T>
     using handler = asio::any_completion_handler<void(error_code, T)>;
 

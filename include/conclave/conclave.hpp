@@ -3,6 +3,7 @@
 
 #include <conclave/client.hpp>
 #include <conclave/config.hpp>
+#include <conclave/elector.hpp>
 #include <conclave/error.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/semaphore.hpp>

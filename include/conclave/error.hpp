@@ -31,6 +31,7 @@ enum class errc {
     invalid_argument,    ///< the caller passed a value Consul cannot accept
     invalid_config,      ///< client_config / environment could not be used
     pool_closed,         ///< the client was closed while the operation waited
+    task_failed,         ///< a user task run by a recipe (leader task) threw an exception
 };
 
 const boost::system::error_category& category() noexcept;

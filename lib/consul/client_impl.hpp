@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,14 @@ public:
     std::shared_ptr<http::pool> pool;
     std::uint64_t requests = 0;
     std::uint64_t retries = 0;
+    /// State the recipes share among all users of this client (e.g. one watcher per lock
+    /// key), by name. Weak: the users own it; entries are erased by their destructors.
+    std::unordered_map<std::string, std::weak_ptr<void>> shared_state;
+};
+
+/// Lets library code reach the state behind a client handle.
+struct client_access {
+    static client_impl& impl(const client& c) { return *c.impl_; }
 };
 
 /// Adds index/wait/consistency/dc of `q` to `call`.

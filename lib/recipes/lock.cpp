@@ -3,9 +3,11 @@
 #include "consul/spawn.hpp"
 #include "recipes/acquire_policy.hpp"
 #include "recipes/deadline.hpp"
+#include "recipes/lock_release.hpp"
 #include "recipes/lock_state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -58,94 +60,111 @@ namespace {
 // Releases a lock this acquire may hold (its txn may have been applied before it was
 // cancelled or timed out). Bounded; harmless if the lock is not held.
 asio::awaitable<void> undo_acquire(std::shared_ptr<lock_state> l, std::string session) {
-    std::vector<txn_op> ops{
-        txn_op::unlock(l->key, std::move(session), l->opts.value, lock_flag_value)};
-    auto op = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    co_await detail::with_deadline<txn_result>(std::move(op),
-                                               clock::now() + l->opts.cleanup_timeout);
-    l->forget();
+    co_await detail::release_for(l->hub, std::move(session), l->opts.value,
+                                 l->opts.cleanup_timeout);
 }
 
+// Waits until the hub's state, the queue or the session changes, or `until`.
+asio::awaitable<void> wait_for_change(detail::key_hub& hub, session_state& s,
+                                      clock::time_point until) {
+    using namespace asio::experimental::awaitable_operators;
+    co_await (hub.changed.wait(until) || s.changed.wait(until));
+}
+
+// Marks a transaction of ours on the hub's key as in flight for its lifetime.
+struct attempt_scope {
+    detail::key_hub& hub;
+    explicit attempt_scope(detail::key_hub& h)
+        : hub(h) {
+        hub.attempt_in_flight = true;
+    }
+    ~attempt_scope() {
+        hub.attempt_in_flight = false;
+        hub.poke();
+    }
+    attempt_scope(const attempt_scope&) = delete;
+    attempt_scope& operator=(const attempt_scope&) = delete;
+};
+
+// The waiter's place in the hub's queue, left on every exit path. A waiter that leaves
+// while a releasing holder is handing it the key says so: that holder then undoes it.
+struct queue_place {
+    detail::key_hub& hub;
+    std::shared_ptr<detail::hub_waiter> me;
+    std::list<std::shared_ptr<detail::hub_waiter>>::iterator it;
+    queue_place(detail::key_hub& h, std::shared_ptr<detail::hub_waiter> w)
+        : hub(h)
+        , me(std::move(w))
+        , it(hub.queue.insert(hub.queue.end(), me)) {}
+    ~queue_place() {
+        if (me->state == detail::hub_waiter::phase::handing)
+            me->state = detail::hub_waiter::phase::gone;
+        hub.queue.erase(it);
+        hub.poke();
+    }
+    queue_place(const queue_place&) = delete;
+    queue_place& operator=(const queue_place&) = delete;
+    bool my_turn() const {
+        return hub.queue.front() == me && !hub.attempt_in_flight &&
+               me->state == detail::hub_waiter::phase::waiting;
+    }
+};
+
+lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s,
+                      const kv_entry& e) {
+    fencing_token t{l->key, s->id, e.lock_index, e.modify_index};
+    return detail::lease_factory::make(
+        std::make_shared<lease_state>(std::move(l), std::move(s), std::move(t)));
+}
+
+// The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
+// front tries, the others wait for their turn (no herd), and a local release hands the
+// key to the front waiter directly. The key's state comes from the hub's shared query.
 asio::awaitable<acquire_result>
 acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, deadline_t deadline) {
+    auto& hub = *l->hub;
+    queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
+    auto subscription = hub.subscribe();
     detail::lock_delay_backoff delay_backoff{l->opts.max_lock_delay_wait};
     retry_backoff backoff;
     bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
     bool cancelled = false;
     acquire_result result;
+    const auto wake_by = [&] {
+        auto until = s->policy.deadline();
+        return deadline ? std::min(until, *deadline) : until;
+    };
     try {
         for (;;) {
+            if (place.me->state == detail::hub_waiter::phase::granted) {
+                // A local holder handed us the key in its release.
+                result.second = make_lease(l, s, *place.me->granted_entry);
+                co_return result;
+            }
             if (s->check(clock::now())) {
                 result.first = s->lost;
                 break;
             }
             if (past(deadline))
                 break; // not acquired in time: empty result
-
-            if (!l->known && !l->known_absent) {
-                auto op = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
-                auto [ec, r] =
-                    co_await detail::with_optional_deadline<kv_get_result>(std::move(op), deadline);
-                if (ec) {
-                    if (past(deadline))
-                        break;
-                    if (!is_retryable(ec)) {
-                        result.first = ec;
-                        break;
-                    }
-                    co_await detail::sleep_for(backoff.next(), deadline);
-                    continue;
-                }
-                backoff.reset();
-                l->saw(std::move(r.entry));
-                // The key is known now: if an earlier acquire of ours was applied after
-                // all, the verdict below says "ours".
-                maybe_holding = false;
+            if (!place.my_turn() || !hub.known()) {
+                co_await wait_for_change(hub, *s, wake_by());
+                continue;
             }
 
-            const kv_entry* known = l->known ? &*l->known : nullptr;
+            const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
             switch (detail::judge_key(known, s->id, lock_flag_value)) {
             case detail::key_verdict::conflict:
                 result.first = make_error_code(errc::conflict);
                 co_return result;
-            case detail::key_verdict::ours: {
+            case detail::key_verdict::ours:
                 // Already held by this session: a lease without a write.
-                fencing_token t{l->key, s->id, known->lock_index, known->modify_index};
-                result.second =
-                    detail::lease_factory::make(std::make_shared<lease_state>(l, s, std::move(t)));
+                result.second = make_lease(l, s, *known);
                 co_return result;
-            }
-            case detail::key_verdict::held_by_other: {
-                // Block until the key changes (released, deleted, taken over), but not past
-                // the session's local deadline (a lost session ends the wait) or the budget.
-                // Consul ends the wait itself; the budget is also enforced here.
-                auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    s->policy.deadline() - clock::now());
-                if (deadline)
-                    wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                              *deadline - clock::now()));
-                wait = std::clamp(wait, std::chrono::milliseconds{1}, l->opts.wait);
-                auto op = l->consul.async_kv_get(
-                    l->key, query_options::blocking(known->modify_index, wait), asio::deferred);
-                auto [ec, r] =
-                    co_await detail::with_optional_deadline<kv_get_result>(std::move(op), deadline);
-                if (ec) {
-                    if (past(deadline))
-                        co_return result; // not acquired in time
-                    if (!is_retryable(ec)) {
-                        result.first = ec;
-                        co_return result;
-                    }
-                    co_await detail::sleep_for(backoff.next(), deadline);
-                    continue;
-                }
-                backoff.reset();
-                if (r.meta.index < known->modify_index)
-                    l->forget(); // the index went backwards (restore/restart): read afresh
-                else
-                    l->saw(std::move(r.entry));
+            case detail::key_verdict::held_by_other:
+                // The hub's query tells us when it changes (released, deleted, taken over).
+                co_await wait_for_change(hub, *s, wake_by());
                 continue;
-            }
             case detail::key_verdict::free:
                 break;
             }
@@ -160,10 +179,15 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 ops.push_back(txn_op::check_not_exists(l->key));
             ops.push_back(txn_op::lock(l->key, s->id, l->opts.value, lock_flag_value));
             ops.push_back(txn_op::get(l->key));
-            maybe_holding = true;
-            auto op = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-            auto [ec, t] =
-                co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+            std::pair<error_code, txn_result> outcome;
+            {
+                attempt_scope attempt{hub};
+                maybe_holding = true;
+                auto op = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+                outcome =
+                    co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+            }
+            auto& [ec, t] = outcome;
             if (ec) {
                 // Unknown outcome. Giving up: the cleanup below releases it if it was
                 // applied. Retrying: read the key first (it may say we hold it).
@@ -172,17 +196,16 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                         result.first = ec;
                     break;
                 }
-                l->forget();
+                hub.forget();
                 co_await detail::sleep_for(backoff.next(), deadline);
                 continue;
             }
             maybe_holding = false;
+            backoff.reset();
             if (t.committed && !t.results.empty()) {
                 const kv_entry& e = t.results.back();
-                l->saw(e);
-                fencing_token token{l->key, s->id, e.lock_index, e.modify_index};
-                result.second = detail::lease_factory::make(
-                    std::make_shared<lease_state>(l, s, std::move(token)));
+                hub.saw_write(e);
+                result.second = make_lease(l, s, e);
                 co_return result;
             }
             switch (detail::classify_refusal(t.errors)) {
@@ -196,7 +219,10 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             case detail::refusal::held:
             case detail::refusal::stale:
             case detail::refusal::other:
-                l->forget(); // read the key again and decide
+                // Our view is older than the key: the hub's query, blocked at that view's
+                // index, returns with the news (bounded, in case nothing changes).
+                co_await wait_for_change(hub, *s,
+                                         std::min(wake_by(), clock::now() + backoff.next()));
                 break;
             }
         }
@@ -220,10 +246,8 @@ asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
                                                    asio::as_tuple(asio::use_awaitable));
     if (ec)
         co_return ec;
-    if (!r.entry) {
-        l->saw(std::nullopt);
+    if (!r.entry)
         co_return error_code{};
-    }
     if (r.entry->flags != lock_flag_value || !r.entry->session.empty())
         co_return make_error_code(errc::conflict); // Go: ErrLockConflict / ErrLockInUse
     auto [dec, deleted] = co_await l->consul.async_kv_delete(
@@ -231,7 +255,6 @@ asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
         asio::as_tuple(asio::use_awaitable));
     if (dec)
         co_return dec;
-    l->forget();
     co_return deleted ? error_code{} : make_error_code(errc::conflict);
 }
 

@@ -1,6 +1,7 @@
 // lock_lease: the lost signal (key watch, session loss, local deadline) and release.
 #include "consul/spawn.hpp"
 #include "recipes/deadline.hpp"
+#include "recipes/lock_release.hpp"
 #include "recipes/lock_state.hpp"
 
 #include <algorithm>
@@ -13,48 +14,21 @@ using detail::session_state;
 
 namespace {
 
-// Watches the key with blocking reads; returns when it no longer names our session.
+// Watches the key through the hub's shared query; returns when it no longer names our
+// session, or when the query failed more than monitor_retries times in a row.
 asio::awaitable<error_code> watch_key(std::shared_ptr<lease_state> L) {
-    const auto& opts = L->lock->opts;
-    std::uint64_t index = L->token.modify_index;
-    unsigned failures = 0;
+    auto& hub = *L->lock->hub;
+    auto subscription = hub.subscribe();
     for (;;) {
-        auto [ec, r] = co_await L->lock->consul.async_kv_get(
-            L->token.key, query_options::blocking(index, opts.wait),
-            asio::as_tuple(asio::use_awaitable));
-        if (ec) {
-            if (++failures > opts.monitor_retries)
-                co_return make_error_code(errc::lock_lost);
-            co_await detail::sleep_for(opts.monitor_retry_wait);
-            index = 0; // as Go's monitor: re-read before blocking again
-            continue;
-        }
-        failures = 0;
-        if (!r.entry || r.entry->session != L->token.session)
+        if (hub.failures() > L->lock->opts.monitor_retries)
             co_return make_error_code(errc::lock_lost);
-        // An index that went backwards (snapshot restore, restarted agent) resets the
-        // watch: a non-blocking read first, then block from there.
-        index = r.meta.index < index ? 0 : r.meta.index;
+        if (hub.known()) {
+            const auto& e = hub.entry();
+            if (!e || e->session != L->token.session)
+                co_return make_error_code(errc::lock_lost);
+        }
+        co_await hub.changed.wait(clock::time_point::max());
     }
-}
-
-asio::awaitable<error_code> release(std::shared_ptr<lease_state> L) {
-    if (L->released)
-        co_return error_code{};
-    std::vector<txn_op> ops{
-        txn_op::unlock(L->token.key, L->token.session, L->lock->opts.value, lock_flag_value)};
-    auto op = L->lock->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    auto [ec, t] = co_await detail::with_deadline<txn_result>(
-        std::move(op), clock::now() + L->lock->consul.config().request_timeout);
-    if (ec)
-        co_return ec; // unknown outcome: still counts as held, the caller may retry
-    L->released = true;
-    if (t.committed && !t.results.empty())
-        L->lock->saw(t.results.front()); // the next acquire can check against this index
-    else
-        L->lock->forget(); // it was not ours any more: nothing to release
-    L->mark_lost(make_error_code(errc::lock_lost));
-    co_return error_code{};
 }
 
 asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<lease_state> L,
@@ -115,7 +89,7 @@ void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
 
 void lock_lease::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s)->lock->consul.get_executor();
-    detail::spawn_op(ex, release(std::move(s)), std::move(h));
+    detail::spawn_op(ex, detail::release_lease(std::move(s)), std::move(h));
 }
 
 } // namespace conclave

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "recipes/grant.hpp"
+#include "recipes/key_hub.hpp"
 
 #include <conclave/lock.hpp>
 
@@ -13,24 +14,15 @@ struct lock_state {
     lock_state(client c, std::string k, lock_options o)
         : consul(std::move(c))
         , key(std::move(k))
-        , opts(std::move(o)) {}
+        , opts(std::move(o))
+        , hub(key_hub::of(consul, key, key_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
 
     client consul;
     std::string key;
     lock_options opts;
-    /// The key as last seen (saves a read before the next acquire): empty optional = not
-    /// known; `known_absent` = seen missing.
-    std::optional<kv_entry> known;
-    bool known_absent = false;
-
-    void forget() {
-        known.reset();
-        known_absent = false;
-    }
-    void saw(std::optional<kv_entry> e) {
-        known_absent = !e;
-        known = std::move(e);
-    }
+    /// Shared with every lock on this key of this client: the key's state, one blocking
+    /// query, the queue of local waiters.
+    std::shared_ptr<key_hub> hub;
 };
 
 struct lease_state : grant_state {

@@ -12,16 +12,6 @@ using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 using steady = std::chrono::steady_clock;
 
-namespace {
-
-constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
-
-session_config quick(std::chrono::milliseconds ttl = 2s) {
-    return session_config{}.with_ttl(ttl).with_lock_delay(0ms);
-}
-
-} // namespace
-
 TEST_CASE_METHOD(recipes_fixture, "acquire, token, held, release and destroy", "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick());
@@ -256,13 +246,25 @@ TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its r
         auto s = co_await session::async_create(consul, quick(5s));
         lock mutex{consul, p + "l", lock_options{}.with_monitor_retries(3, 50ms)};
         auto lease = co_await mutex.async_acquire(s);
+        // The monitor's blocking read in flight is not affected by injected errors: a
+        // write by the holder itself (through /v1/txn, not /v1/kv) makes it return, and the
+        // reads after it fail.
+        int touches = 0; // a different value each time: an identical write changes nothing
+        auto touch = [&]() -> asio::awaitable<void> {
+            std::vector<txn_op> ops;
+            ops.push_back(
+                txn_op::lock(mutex.key(), s.id(), std::to_string(++touches), lock_flag_value));
+            co_await consul.async_txn(std::move(ops));
+        };
         // Within the budget: 3 failed reads are retried, the lease stays.
         server.agent()->inject_errors("/v1/kv/", 3, 500);
+        co_await touch();
         auto survived = co_await (lease.async_wait_lost(awaitable_tuple) || sleep(600ms));
         CHECK(survived.index() == 1);
         CHECK(lease.held());
         // Beyond it (4 failures in a row with a budget of 3): reported as lost.
         server.agent()->inject_errors("/v1/kv/", 4, 500);
+        co_await touch();
         const auto start = steady::now();
         auto [ec] = co_await lease.async_wait_lost(awaitable_tuple);
         CHECK(ec == errc::lock_lost);

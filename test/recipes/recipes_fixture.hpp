@@ -4,6 +4,7 @@
 
 #include "support/backend.hpp"
 #include "support/cancel_after.hpp"
+#include "support/countdown.hpp"
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
@@ -18,6 +19,14 @@
 #include <catch2/catch.hpp>
 
 namespace conclave::test {
+
+/// For `co_await op(awaitable_tuple)`: errors as values, inside operators such as `||`.
+inline constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
+
+/// A session for tests: short TTL, no lock-delay.
+inline session_config quick(std::chrono::milliseconds ttl = std::chrono::milliseconds{2000}) {
+    return session_config{}.with_ttl(ttl).with_lock_delay(std::chrono::milliseconds{0});
+}
 
 inline dev::agent_config recipes_agent_config() {
     auto cfg = test_agent_config();

@@ -10,16 +10,6 @@ using namespace conclave::test;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 
-namespace {
-
-constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
-
-session_config quick(std::chrono::milliseconds ttl = 2s) {
-    return session_config{}.with_ttl(ttl).with_lock_delay(0ms);
-}
-
-} // namespace
-
 TEST_CASE_METHOD(recipes_fixture, "a permit is written exactly as Go's api.Semaphore writes it",
                  "[semaphore][interop]") {
     auto body = [&]() -> asio::awaitable<void> {

@@ -9,11 +9,6 @@ using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 using steady = std::chrono::steady_clock;
 
-namespace {
-// Awaitable operators (|| &&) and cancellation binding need awaitables, not deferred ops.
-constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
-} // namespace
-
 TEST_CASE_METHOD(recipes_fixture, "a session is created as configured and destroyed on request",
                  "[session]") {
     auto body = [&]() -> asio::awaitable<void> {

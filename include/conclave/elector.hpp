@@ -1,0 +1,174 @@
+// class elector: leader election on one key (a conclave::lock whose value names the leader).
+#pragma once
+
+#include <conclave/lock.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace conclave {
+
+namespace detail {
+struct elector_state;
+struct observer_state;
+} // namespace detail
+
+/// Who leads: what a leader published in the key, and its grant.
+struct leader_info {
+    std::string value;   ///< what the leader published (e.g. "10.0.0.7:8080")
+    std::string session; ///< the leader's session
+    std::uint64_t lock_index = 0;
+    std::uint64_t modify_index = 0; ///< of the write that made it leader (orders terms)
+
+    bool operator==(const leader_info&) const = default;
+};
+
+struct elector_options {
+    elector_options() = default;
+
+    /// Published in the key while this process leads (Go: LockOptions.Value).
+    std::string value;
+    /// Release the key when async_run ends by cancellation (after the leader task has
+    /// returned), so the next leader takes over at once instead of after the session
+    /// expires. False: keep it until the session ends.
+    bool release_on_stop = true;
+    /// After async_resign, how long async_run stays out of the race when no other
+    /// candidate takes the lead (it campaigns again at once when one does).
+    std::chrono::milliseconds resign_holdoff{5000};
+    /// Blocking wait while campaigning (see lock_options::wait).
+    std::chrono::milliseconds wait{15000};
+
+    elector_options& with_value(std::string v) {
+        value = std::move(v);
+        return *this;
+    }
+    elector_options& with_release_on_stop(bool v) {
+        release_on_stop = v;
+        return *this;
+    }
+    elector_options& with_resign_holdoff(std::chrono::milliseconds v) {
+        resign_holdoff = v;
+        return *this;
+    }
+    elector_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+};
+
+/// What the leader task gets: the grant it leads under.
+class leadership {
+public:
+    explicit leadership(lock_lease l)
+        : lease_(std::move(l)) {}
+    /// The term's fencing token: pass it to stores that must refuse a deposed leader.
+    const fencing_token& token() const noexcept { return lease_.token(); }
+    /// The lease itself, e.g. for async_guarded_txn (writes that apply only while leading).
+    const lock_lease& lease() const noexcept { return lease_; }
+
+private:
+    lock_lease lease_;
+};
+
+/// The leader task: runs while this process leads; cancelled (terminal cancellation, i.e.
+/// its next co_await throws operation_aborted) the moment leadership is lost. The key is
+/// released only after it has returned, so a new leader never overlaps its cleanup.
+using leader_task = std::function<asio::awaitable<void>(leadership)>;
+
+/// A stream of leader changes (see elector::observe).
+class leader_observer {
+public:
+    leader_observer(leader_observer&&) noexcept;
+    leader_observer& operator=(leader_observer&&) noexcept;
+    ~leader_observer();
+
+    /// The first call: the current leader, at once. Then: the next change, coalesced to
+    /// the latest (a term that began and ended between two calls is not reported). An
+    /// empty optional means "no leader" and is reported like any other change.
+    /// errc::conflict when the key is not a lock key (other flags).
+    template <class Token = asio::deferred_t>
+    auto async_next(Token&& token = {}) {
+        return detail::initiate<void(error_code, std::optional<leader_info>)>(
+            token, &leader_observer::next_impl, state_);
+    }
+
+private:
+    friend class elector;
+    using state_ptr = std::shared_ptr<detail::observer_state>;
+    explicit leader_observer(state_ptr s);
+    static void
+        next_impl(state_ptr,
+                  asio::any_completion_handler<void(error_code, std::optional<leader_info>)>);
+    state_ptr state_;
+};
+
+/// Leader election over Consul, interoperable with Go's api.Lock on the same key.
+///
+///     conclave::elector el{consul, "service/billing/leader",
+///                          conclave::elector_options{}.with_value("10.0.0.7:8080")};
+///     co_await el.async_run(s, [](conclave::leadership l) -> asio::awaitable<void> {
+///         co_await serve_as_leader(l.token());   // cancelled when leadership is lost
+///     });
+///
+/// Thread safety: lives on its client's executor.
+class elector {
+public:
+    elector(client& c, std::string key, elector_options opts = {});
+
+    const std::string& key() const noexcept;
+
+    /// Campaigns with `s`; while leading runs `task`, cancels it the moment leadership is
+    /// lost (lost signal of the lock: owner change, deletion, session loss, local
+    /// deadline), releases the key after it returns, and campaigns again. Also when `task`
+    /// returns by itself: the key is released and the campaign starts over.
+    /// Completes with errc::session_invalidated when the session is lost (there is no
+    /// campaigning without it), errc::conflict when the key is not a lock key, and
+    /// operation_aborted when cancelled (after the task returned and, with
+    /// release_on_stop, the key was released). One async_run per elector at a time.
+    template <class Token = asio::deferred_t>
+    auto async_run(session& s, leader_task task, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &elector::run_impl, state_, s,
+                                                  std::move(task));
+    }
+
+    /// Steps down: the running leader task is cancelled, the key released once it
+    /// returned, and async_run stays out of the race until another candidate leads or
+    /// resign_holdoff passes. Completes when the key was released (at once when not
+    /// leading).
+    template <class Token = asio::deferred_t>
+    auto async_resign(Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &elector::resign_impl, state_);
+    }
+
+    /// The current leader as Consul has it (one read); empty when nobody leads.
+    template <class Token = asio::deferred_t>
+    auto async_leader(Token&& token = {}) {
+        return detail::initiate<void(error_code, std::optional<leader_info>)>(
+            token, &elector::leader_impl, state_);
+    }
+
+    /// The term's token while this process leads and may still consider itself leader
+    /// (the lease's held(): synchronous, no I/O).
+    std::optional<fencing_token> is_leader() const;
+
+    /// Follows the key: each call of async_next reports the leader after a change.
+    leader_observer observe() const;
+
+private:
+    using state_ptr = std::shared_ptr<detail::elector_state>;
+    static void run_impl(state_ptr, session, leader_task,
+                         asio::any_completion_handler<void(error_code)>);
+    static void resign_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void
+        leader_impl(state_ptr,
+                    asio::any_completion_handler<void(error_code, std::optional<leader_info>)>);
+
+    state_ptr state_;
+};
+
+} // namespace conclave

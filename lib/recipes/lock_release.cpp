@@ -1,0 +1,109 @@
+// Releasing a lock key, with the direct handoff to the next local waiter.
+#include "recipes/deadline.hpp"
+#include "recipes/lock_release.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <algorithm>
+
+namespace conclave::detail {
+
+using clock = std::chrono::steady_clock;
+using phase = hub_waiter::phase;
+
+asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string session,
+                                  std::string value, std::chrono::milliseconds timeout) {
+    std::vector<txn_op> ops{
+        txn_op::unlock(hub->key, std::move(session), std::move(value), lock_flag_value)};
+    auto op = hub->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    auto [ec, t] = co_await with_deadline<txn_result>(std::move(op), clock::now() + timeout);
+    if (!ec && t.committed && !t.results.empty())
+        hub->saw_write(t.results.front());
+    else
+        hub->forget();
+}
+
+namespace {
+
+// The waiter a release may hand the key to: the front of the queue, if it is waiting for
+// its turn and its session is alive, and nobody else is mid-transaction on the key.
+std::shared_ptr<hub_waiter> next_in_line(key_hub& hub) {
+    if (hub.attempt_in_flight || hub.queue.empty())
+        return nullptr;
+    auto& w = hub.queue.front();
+    if (w->state != phase::waiting || w->session->check(clock::now()))
+        return nullptr;
+    return w;
+}
+
+// The waiter left (cancelled, timed out) while the key was being handed to it: give the
+// key back up in the background so it is not held by an acquire that reported failure.
+void undo_handoff(const std::shared_ptr<key_hub>& hub, const hub_waiter& w,
+                  std::chrono::milliseconds timeout) {
+    asio::co_spawn(hub->consul.get_executor(), release_for(hub, w.session->id, w.value, timeout),
+                   [](std::exception_ptr) {});
+}
+
+} // namespace
+
+asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
+    if (L->released)
+        co_return error_code{};
+    auto& lock = *L->lock;
+    auto hub = lock.hub;
+    auto next = next_in_line(*hub);
+
+    std::vector<txn_op> ops{
+        txn_op::unlock(L->token.key, L->token.session, lock.opts.value, lock_flag_value)};
+    if (next) {
+        ops.push_back(txn_op::lock(L->token.key, next->session->id, next->value, lock_flag_value));
+        ops.push_back(txn_op::get(L->token.key));
+        next->state = phase::handing;
+        hub->attempt_in_flight = true;
+    }
+    auto op = lock.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    auto [ec, t] = co_await with_deadline<txn_result>(
+        std::move(op), clock::now() + lock.consul.config().request_timeout);
+    if (next) {
+        hub->attempt_in_flight = false;
+        hub->poke();
+    }
+
+    const bool handed_over = !ec && t.committed && next;
+    if (next) {
+        if (next->state == phase::gone) {
+            if (handed_over || ec) // it holds (or may hold) the key but reported failure
+                undo_handoff(hub, *next, lock.opts.cleanup_timeout);
+        } else if (handed_over) {
+            next->granted_entry = t.results.back();
+            next->state = phase::granted;
+        } else {
+            next->state = phase::waiting;
+        }
+    }
+    if (ec) {
+        hub->forget(); // the key may have changed hands: everyone reads it again
+        co_return ec;  // unknown outcome: still counts as held, the caller may retry
+    }
+    if (!t.committed && next) {
+        const bool ours_failed = std::any_of(t.errors.begin(), t.errors.end(),
+                                             [](const txn_error& e) { return e.op_index == 0; });
+        if (!ours_failed) {
+            // The waiter could not take it (its session is gone): mark it so that it ends,
+            // and release plainly.
+            next->session->gone_on_server = true;
+            next->session->mark_lost(make_error_code(errc::session_invalidated));
+            co_return co_await release_lease(std::move(L));
+        }
+    }
+    L->released = true;
+    if (t.committed)
+        hub->saw_write(t.results.back()); // the next acquire can check against this index
+    // else: it was not ours any more, nothing to release; the hub's query has the news.
+    L->mark_lost(make_error_code(errc::lock_lost));
+    hub->poke();
+    co_return error_code{};
+}
+
+} // namespace conclave::detail

@@ -1,0 +1,323 @@
+// conclave::elector: leading, losing, resigning, stepping down on cancellation, leader
+// discovery and the observe() stream.
+#include "recipes_fixture.hpp"
+
+#include <conclave/elector.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+// One candidate: an elector, its session, and its async_run in the background.
+struct candidate {
+    candidate(recipes_fixture& f, std::string value)
+        : fixture(f)
+        , el(f.consul, f.p + "leader", elector_options{}.with_value(std::move(value))) {}
+
+    recipes_fixture& fixture;
+    elector el;
+    session s;
+    asio::cancellation_signal stop;
+    std::optional<error_code> ended; ///< how async_run completed
+    change_event changed{fixture.ioc.get_executor()};
+    asio::cancellation_signal session_stop;
+    std::shared_ptr<bool> session_running = std::make_shared<bool>(false);
+    int terms = 0; ///< leader tasks started
+    int tasks_returned = 0;
+    std::vector<fencing_token> tokens;
+
+    // A leader task that leads until cancelled.
+    leader_task lead_forever() {
+        return [this](leadership l) -> asio::awaitable<void> {
+            ++terms;
+            tokens.push_back(l.token());
+            changed.notify();
+            struct on_return {
+                candidate& c;
+                ~on_return() {
+                    ++c.tasks_returned;
+                    c.changed.notify();
+                }
+            } guard{*this};
+            asio::steady_timer forever{fixture.ioc, steady::time_point::max()};
+            co_await forever.async_wait(asio::use_awaitable);
+        };
+    }
+
+    asio::awaitable<void> start(leader_task task) {
+        s = co_await session::async_create(fixture.consul, quick(2s));
+        *session_running = true;
+        s.async_run(asio::bind_cancellation_slot(
+            session_stop.slot(), [running = session_running](error_code) { *running = false; }));
+        el.async_run(s, std::move(task),
+                     asio::bind_cancellation_slot(stop.slot(), [this](error_code ec) {
+                         ended = ec;
+                         changed.notify();
+                     }));
+    }
+
+    asio::awaitable<void> wait_until(std::function<bool()> cond) {
+        while (!cond())
+            co_await changed.wait();
+    }
+
+    asio::awaitable<void> finish() {
+        if (!ended) {
+            stop.emit(asio::cancellation_type::terminal);
+            co_await wait_until([this] { return ended.has_value(); });
+        }
+        if (*session_running) // (not on a signal whose operation has completed)
+            session_stop.emit(asio::cancellation_type::terminal);
+        co_await s.async_destroy();
+    }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(recipes_fixture, "the leader runs its task, publishes its value and is found",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "node-a:8080"};
+        elector bystander{consul, p + "leader"};
+        auto none = co_await bystander.async_leader();
+        CHECK_FALSE(none.has_value());
+
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        auto who = co_await bystander.async_leader();
+        REQUIRE(who.has_value());
+        CHECK(who->value == "node-a:8080");
+        CHECK(who->session == a.s.id());
+        CHECK(who->modify_index == a.tokens.front().modify_index);
+        CHECK(a.el.is_leader() == a.tokens.front());
+        CHECK_FALSE(bystander.is_leader());
+
+        // Stopping: the task is cancelled, has returned, then the key is released.
+        a.stop.emit(asio::cancellation_type::terminal);
+        co_await a.wait_until([&] { return a.ended.has_value(); });
+        CHECK(*a.ended == asio::error::operation_aborted);
+        CHECK(a.tasks_returned == 1);
+        CHECK_FALSE(a.el.is_leader());
+        auto after = co_await bystander.async_leader();
+        CHECK_FALSE(after.has_value());
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "losing the key cancels the leader task at once and the campaign goes on",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        const auto deleted_at = steady::now();
+        co_await consul.async_kv_delete(p + "leader");
+        co_await a.wait_until([&] { return a.tasks_returned == 1; });
+        CHECK(steady::now() - deleted_at < 1s);
+        co_await a.wait_until([&] { return a.terms == 2; }); // elected again
+        CHECK(a.tokens[1].modify_index > a.tokens[0].modify_index);
+        CHECK_FALSE(a.ended.has_value());
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "on resign the next candidate leads only after the old task has returned",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        candidate b{*this, "b"};
+        steady::time_point a_returned{};
+        // a's task takes 200 ms to wind down after it was cancelled.
+        auto slow_stop = [&](leadership l) -> asio::awaitable<void> {
+            ++a.terms;
+            a.tokens.push_back(l.token());
+            a.changed.notify();
+            asio::steady_timer forever{ioc, steady::time_point::max()};
+            co_await forever.async_wait(asio::as_tuple(asio::use_awaitable));
+            co_await asio::this_coro::reset_cancellation_state();
+            asio::steady_timer wind_down{ioc, 200ms};
+            co_await wind_down.async_wait(asio::use_awaitable);
+            a_returned = steady::now();
+            ++a.tasks_returned;
+        };
+        leader_task slow{slow_stop};
+        co_await a.start(std::move(slow));
+        co_await a.wait_until([&] { return a.terms == 1; });
+        co_await b.start(b.lead_forever());
+        steady::time_point b_started{};
+        auto observe_b = [&]() -> asio::awaitable<void> {
+            co_await b.wait_until([&] { return b.terms == 1; });
+            b_started = steady::now();
+        };
+        co_await (a.el.async_resign(asio::use_awaitable) && observe_b());
+        CHECK(a.tasks_returned == 1);
+        CHECK(b_started >= a_returned);
+        CHECK(b.tokens.front().modify_index > a.tokens.front().modify_index);
+        CHECK(b.el.is_leader());
+        CHECK_FALSE(a.el.is_leader());
+        // a sits out while b leads: still one term.
+        co_await sleep(100ms);
+        CHECK(a.terms == 1);
+        co_await b.finish();
+        co_await a.wait_until([&] { return a.terms == 2; }); // a campaigns again after b
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "observe reports each leader, and no leader, latest first",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        elector watcher{consul, p + "leader"};
+        auto changes = watcher.observe();
+        auto first = co_await changes.async_next();
+        CHECK_FALSE(first.has_value()); // nobody leads: said explicitly
+
+        candidate a{*this, "a"};
+        co_await a.start(a.lead_forever());
+        auto second = co_await changes.async_next();
+        REQUIRE(second.has_value());
+        CHECK(second->value == "a");
+
+        // Between two calls a steps down and b takes over: only the latest is reported.
+        candidate b{*this, "b"};
+        co_await b.start(b.lead_forever());
+        co_await a.el.async_resign();
+        co_await b.wait_until([&] { return b.terms == 1; });
+        auto third = co_await changes.async_next();
+        REQUIRE(third.has_value());
+        CHECK(third->value == "b");
+        CHECK(third->session == b.s.id());
+
+        co_await b.finish();
+        co_await a.finish();
+        auto gone = co_await changes.async_next();
+        CHECK_FALSE(gone.has_value());
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a task that returns ends the term and the campaign restarts",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        auto twice = [&](leadership l) -> asio::awaitable<void> {
+            ++a.terms;
+            a.tokens.push_back(l.token());
+            a.changed.notify();
+            if (a.terms < 3)
+                co_return; // done leading for now: released, then elected again
+            asio::steady_timer forever{ioc, steady::time_point::max()};
+            co_await forever.async_wait(asio::use_awaitable);
+        };
+        leader_task task{twice};
+        co_await a.start(std::move(task));
+        co_await a.wait_until([&] { return a.terms == 3; });
+        CHECK(a.tokens[1].modify_index > a.tokens[0].modify_index);
+        CHECK(a.tokens[2].modify_index > a.tokens[1].modify_index);
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a task that throws ends async_run with task_failed, released",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        auto failing = [](leadership) -> asio::awaitable<void> {
+            throw std::runtime_error("leader task bug");
+            co_return;
+        };
+        leader_task task{failing};
+        co_await a.start(std::move(task));
+        co_await a.wait_until([&] { return a.ended.has_value(); });
+        CHECK(*a.ended == errc::task_failed);
+        auto who = co_await a.el.async_leader();
+        CHECK_FALSE(who.has_value());
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "with release_on_stop off, stopping keeps the key until the "
+                 "session ends",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        a.el = elector{consul, p + "leader", elector_options{}.with_release_on_stop(false)};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        a.stop.emit(asio::cancellation_type::terminal);
+        co_await a.wait_until([&] { return a.ended.has_value(); });
+        auto who = co_await a.el.async_leader();
+        REQUIRE(who.has_value());
+        CHECK(who->session == a.s.id());
+        co_await a.finish(); // destroying the session releases it
+        auto after = co_await a.el.async_leader();
+        CHECK_FALSE(after.has_value());
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "an elector on a key of another recipe is a conflict",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        co_await consul.async_kv_put(p + "leader", "x",
+                                     kv_put_options{}.with_flags(semaphore_flag_value));
+        candidate a{*this, "a"};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.ended.has_value(); });
+        CHECK(*a.ended == errc::conflict);
+        CHECK(a.terms == 0);
+        co_await a.finish();
+        co_await consul.async_kv_delete(p + "leader");
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "losing the session ends async_run with session_invalidated",
+                 "[elector]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, "a"};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        server.agent()->force_expire_session(a.s.id());
+        co_await a.wait_until([&] { return a.ended.has_value(); });
+        CHECK(*a.ended == errc::session_invalidated);
+        CHECK(a.tasks_returned == 1);
+        CHECK_FALSE(a.el.is_leader());
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
