@@ -108,10 +108,10 @@ void report::print_table(std::FILE* out) const {
         {"scenario", "scenario", 10},
         {"impl", "impl", 14},
         {"N", "contenders", 6},
-        {"ops/s", "ops_per_s", 9},
-        {"p50_us", "p50_us", 9},
-        {"p99_us", "p99_us", 9},
-        {"max_us", "max_us", 10},
+        {"ops/s", "ops_per_s", 10},
+        {"p50_us", "p50_us", 11},
+        {"p99_us", "p99_us", 11},
+        {"max_us", "max_us", 11},
         {"req/ho", "requests_per_handoff", 7},
         {"att/ho", "acquire_attempts_per_handoff", 7},
         {"jain", "jain", 6},
@@ -127,7 +127,7 @@ void report::print_table(std::FILE* out) const {
             std::string v = r.text(c.field);
             if (c.field == std::string("impl") && v == "conclave")
                 v = "ours";
-            std::fprintf(out, "%-*s", c.width, v.empty() ? "-" : v.c_str());
+            std::fprintf(out, "%-*s ", c.width - 1, v.empty() ? "-" : v.c_str());
         }
         const std::string met = r.text("target_met");
         std::fprintf(out, "%-7s", met.empty() ? "-" : (met == "true" ? "ok" : "MISS"));

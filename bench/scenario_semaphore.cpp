@@ -50,8 +50,10 @@ asio::awaitable<void> sem_contender(client c, sem_run& run, std::size_t i) {
 
 } // namespace
 
-void scenario_semaphore(harness& h) {
-    for (std::size_t n : contender_counts(h, {1, 4, 16, 64})) {
+namespace {
+
+void semaphore_run(harness& h, std::size_t n) {
+    {
         client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
         sem_run run;
         run.prefix = h.fresh_prefix("semaphore");
@@ -136,6 +138,23 @@ void scenario_semaphore(harness& h) {
         r.set("p999_us", waits.p999_us);
         r.set("max_us", waits.max_us);
         h.out.add(std::move(r));
+    }
+}
+
+} // namespace
+
+void scenario_semaphore(harness& h) {
+    for (std::size_t n : contender_counts(h, {1, 4, 16, 64})) {
+        // A failed N is reported and the next one still runs.
+        try {
+            semaphore_run(h, n);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "conclave-bench: semaphore N=%zu failed: %s\n", n, e.what());
+            record r = h.base_record("semaphore", "conclave", n);
+            r.set("limit", double(h.opt.limit));
+            r.set("error", std::string(e.what()));
+            h.out.add(std::move(r));
+        }
     }
 }
 

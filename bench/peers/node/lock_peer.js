@@ -39,9 +39,13 @@ async function main() {
   const errors = [];
   const cpu = {};
 
-  // Blocking reads need the X-Consul-Index header: ask for the response too.
-  const ctx = new EventEmitter();
-  ctx.includeResponse = true;
+  // Blocking reads need the X-Consul-Index header: ask for the response too (one context
+  // per request: the client adds a listener to it for each call).
+  const withResponse = () => {
+    const ctx = new EventEmitter();
+    ctx.includeResponse = true;
+    return ctx;
+  };
 
   async function contender(i) {
     const c = new Consul({ host, port: Number(port) });
@@ -54,7 +58,7 @@ async function main() {
       let index;
       while (!(await c.kv.set({ key, value: "node", acquire: sid, flags: LOCK_FLAGS }))) {
         for (;;) {
-          const opts = { key, ctx, wait: "15s" };
+          const opts = { key, ctx: withResponse(), wait: "15s" };
           if (index !== undefined) opts.index = index;
           const [res, entry] = await c.kv.get(opts);
           index = res.headers["x-consul-index"];
