@@ -43,6 +43,10 @@ private:
     clock::duration current_ = std::chrono::milliseconds{50};
 };
 
+// How long an acquire transaction may take even when the budget is (nearly) spent, so
+// that try_acquire with a budget of 0 means "one attempt, no waiting".
+constexpr auto minimum_attempt_time = std::chrono::milliseconds{500};
+
 bool past(const deadline_t& d) {
     return d && clock::now() >= *d;
 }
@@ -129,10 +133,14 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
     retry_backoff backoff;
     bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
     bool cancelled = false;
+    bool looked = false; // the key was seen taken, or an attempt was answered
     acquire_result result;
     const auto wake_by = [&] {
         auto until = s->policy.deadline();
-        return deadline ? std::min(until, *deadline) : until;
+        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
+        if (deadline && (looked || !past(deadline)))
+            until = std::min(until, *deadline);
+        return until;
     };
     try {
         for (;;) {
@@ -145,8 +153,12 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 result.first = s->lost;
                 break;
             }
-            if (past(deadline))
+            // A budget (even 0) allows one look at the key: give up once it has been
+            // seen taken or an attempt failed, or when Consul cannot be read at all.
+            if (past(deadline) && (looked || hub.failures() > 0))
                 break; // not acquired in time: empty result
+            if (hub.known() && !place.my_turn())
+                looked = true; // taken, or local waiters are ahead of us
             if (!place.my_turn() || !hub.known()) {
                 co_await wait_for_change(hub, *s, wake_by());
                 continue;
@@ -162,6 +174,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 result.second = make_lease(l, s, *known);
                 co_return result;
             case detail::key_verdict::held_by_other:
+                looked = true;
                 // The hub's query tells us when it changes (released, deleted, taken over).
                 co_await wait_for_change(hub, *s, wake_by());
                 continue;
@@ -184,8 +197,12 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 attempt_scope attempt{hub};
                 maybe_holding = true;
                 auto op = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-                outcome =
-                    co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+                // The one attempt a spent budget still allows gets a little time.
+                auto attempt_deadline = deadline;
+                if (deadline)
+                    attempt_deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
+                outcome = co_await detail::with_optional_deadline<txn_result>(std::move(op),
+                                                                              attempt_deadline);
             }
             auto& [ec, t] = outcome;
             if (ec) {
@@ -201,6 +218,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 continue;
             }
             maybe_holding = false;
+            looked = true;
             backoff.reset();
             if (t.committed && !t.results.empty()) {
                 const kv_entry& e = t.results.back();

@@ -124,6 +124,29 @@ TEST_CASE_METHOD(recipes_fixture, "try_acquire returns empty after one budget", 
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture, "try_acquire with a budget of 0 makes exactly one attempt",
+                 "[lock]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick());
+        auto b = co_await session::async_create(consul, quick());
+        lock mutex{consul, p + "z"};
+        auto first = co_await mutex.async_try_acquire(a, 0ms); // free: taken
+        REQUIRE(first);
+        CHECK(first->held());
+        lock other{consul, p + "z"};
+        auto second = co_await other.async_try_acquire(b, 0ms); // held: empty, at once
+        CHECK_FALSE(second);
+        co_await first->async_release();
+        auto third = co_await other.async_try_acquire(b, 0ms); // free again
+        REQUIRE(third);
+        co_await third->async_release();
+        co_await mutex.async_destroy();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "a key with other flags is a conflict and is left alone",
                  "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {

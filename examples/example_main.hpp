@@ -1,0 +1,83 @@
+// What every example's main() does: a client from the Consul environment variables (or an
+// embedded dev agent with --dev), Ctrl+C as cancellation of the example's coroutine, and
+// errors printed instead of thrown.
+#pragma once
+
+#include <conclave/client.hpp>
+#include <conclave/dev/agent.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace examples {
+
+namespace asio = boost::asio;
+
+/// The example's body: gets the client and whether it runs on the embedded agent.
+using example_body = std::function<asio::awaitable<void>(conclave::client&, bool dev)>;
+
+/// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.
+/// Returns the process exit status.
+inline int run_example(const char* name, int argc, char** argv, example_body body) {
+    const bool dev = argc > 1 && std::string_view{argv[1]} == "--dev";
+    asio::io_context ioc;
+    std::optional<conclave::dev::agent> agent;
+    auto cfg = conclave::config_from_env();
+    if (dev) {
+        // No Consul at hand: an in-memory agent in this process, same HTTP API.
+        agent.emplace(ioc.get_executor(), conclave::dev::agent_config{});
+        agent->start();
+        cfg.kind = conclave::client_config::transport::tcp;
+        cfg.host = "127.0.0.1";
+        cfg.port = agent->port();
+        cfg.tls = {};
+    }
+    conclave::client consul{ioc.get_executor(), cfg};
+
+    // Ctrl+C cancels the body (terminal cancellation): it releases what it holds and
+    // destroys its sessions on the way out, instead of leaving them to expire.
+    asio::cancellation_signal stop;
+    asio::signal_set signals{ioc, SIGINT, SIGTERM};
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (!ec) {
+            std::fprintf(stderr, "%s: stopping (cleaning up)\n", name);
+            stop.emit(asio::cancellation_type::terminal);
+        }
+    });
+
+    int status = 0;
+    asio::co_spawn(ioc, body(consul, dev),
+                   asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr e) {
+                       signals.cancel();
+                       if (agent)
+                           agent->stop();
+                       if (!e)
+                           return;
+                       try {
+                           std::rethrow_exception(e);
+                       } catch (const boost::system::system_error& ex) {
+                           if (ex.code() == asio::error::operation_aborted)
+                               return; // stopped by Ctrl+C: a clean exit
+                           std::fprintf(stderr, "%s: %s\n", name, ex.what());
+                           status = 1;
+                       } catch (const std::exception& ex) {
+                           std::fprintf(stderr, "%s: %s\n", name, ex.what());
+                           status = 1;
+                       }
+                   }));
+    ioc.run();
+    return status;
+}
+
+} // namespace examples
