@@ -50,6 +50,12 @@ struct lock_options {
     std::chrono::milliseconds max_lock_delay_wait{1000};
     /// Bound on the release sent when an acquire is cancelled.
     std::chrono::milliseconds cleanup_timeout{2000};
+    /// Fair mode: waiters in every process are served in arrival order. Each waiter writes
+    /// a contender key `<key>/.queue/<session>.<n>` (held by its session) and tries only
+    /// when its key is the oldest live one (smallest CreateIndex). Costs one more write per
+    /// acquire. Without it, waiters of one process are served in arrival order, but
+    /// processes race for the key when it is released.
+    bool fair = false;
 
     lock_options& with_value(std::string v) {
         value = std::move(v);
@@ -62,6 +68,10 @@ struct lock_options {
     lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
         monitor_retries = n;
         monitor_retry_wait = every;
+        return *this;
+    }
+    lock_options& with_fair(bool v = true) {
+        fair = v;
         return *this;
     }
     lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {

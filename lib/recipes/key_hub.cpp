@@ -17,8 +17,8 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-std::string registry_name(const std::string& key) {
-    return "lock-hub:" + key;
+std::string registry_name(const std::string& key, bool fair) {
+    return (fair ? "lock-hub:fair:" : "lock-hub:") + key;
 }
 
 // After the last user left, the query lingers this long in case another comes (a holder
@@ -29,7 +29,7 @@ constexpr auto idle_grace = std::chrono::milliseconds{100};
 
 std::shared_ptr<key_hub> key_hub::of(const client& c, const std::string& key, settings s) {
     auto& registry = client_access::impl(c).shared_state;
-    auto& slot = registry[registry_name(key)];
+    auto& slot = registry[registry_name(key, s.fair)];
     if (auto existing = std::static_pointer_cast<key_hub>(slot.lock()))
         return existing;
     auto hub = std::make_shared<key_hub>(c, key, s);
@@ -44,7 +44,7 @@ key_hub::key_hub(client c, std::string k, settings s)
 
 key_hub::~key_hub() {
     auto& registry = client_access::impl(consul).shared_state;
-    auto it = registry.find(registry_name(key));
+    auto it = registry.find(registry_name(key, settings_.fair));
     if (it != registry.end() && it->second.expired())
         registry.erase(it);
 }
@@ -59,7 +59,8 @@ void key_hub::saw_write(const kv_entry& e) {
     changed.notify_all();
 }
 
-void key_hub::saw_read(std::optional<kv_entry> e, std::uint64_t index) {
+void key_hub::saw_read(std::optional<kv_entry> e, std::vector<kv_entry> contenders,
+                       std::uint64_t index) {
     const bool went_back = index < read_index_;
     read_index_ = index;
     failures_ = 0;
@@ -72,9 +73,47 @@ void key_hub::saw_read(std::optional<kv_entry> e, std::uint64_t index) {
     // query blocks from the index Consul gives now, not from ours.
     known_ = true;
     entry_ = std::move(e);
+    std::sort(contenders.begin(), contenders.end(),
+              [](const kv_entry& a, const kv_entry& b) { return a.create_index < b.create_index; });
+    contenders_ = std::move(contenders);
+    std::erase_if(pruning_, [&](const std::string& k) {
+        return std::none_of(contenders_.begin(), contenders_.end(),
+                            [&](const kv_entry& c) { return c.key == k; });
+    });
     state_index_ = index;
     index_ = index;
     changed.notify_all();
+}
+
+bool key_hub::first_in_line(const hub_waiter& w) const {
+    if (w.contender_key.empty() || state_index_ < w.contender_index)
+        return false; // not enqueued yet, or our view predates our own contender key
+    for (const auto& c : contenders_) {
+        if (c.session.empty())
+            continue; // its session is gone (released, not deleted): skipped, pruned
+        return c.key == w.contender_key;
+    }
+    return false;
+}
+
+void key_hub::contender_gone(const std::string& k) {
+    std::erase_if(contenders_, [&](const kv_entry& c) { return c.key == k; });
+    changed.notify_all();
+}
+
+void key_hub::prune_dead_contenders() {
+    for (const auto& c : contenders_) {
+        if (!c.session.empty() || !pruning_.insert(c.key).second)
+            continue;
+        // CAS: only the dead key we saw, never one written again since.
+        auto prune = [](client consul, std::string k,
+                        std::uint64_t index) -> asio::awaitable<void> {
+            co_await consul.async_kv_delete(k, kv_delete_options{}.with_cas(index),
+                                            asio::as_tuple(asio::use_awaitable));
+        };
+        asio::co_spawn(consul.get_executor(), prune(consul, c.key, c.modify_index),
+                       [](std::exception_ptr) {});
+    }
 }
 
 void key_hub::forget() {
@@ -125,6 +164,29 @@ asio::awaitable<void> key_hub::restart_requested() {
         co_await restart_.wait(clock::time_point::max());
 }
 
+asio::awaitable<std::pair<error_code, key_hub::read_result>> key_hub::read(query_options q) {
+    using result = std::pair<error_code, read_result>;
+    read_result out;
+    if (!settings_.fair) {
+        auto [ec, r] = co_await consul.async_kv_get(key, q, asio::as_tuple(asio::use_awaitable));
+        out.entry = std::move(r.entry);
+        out.index = r.meta.index;
+        co_return result{ec, std::move(out)};
+    }
+    // Fair mode: the key and its contender keys in one blocking list of the key's prefix
+    // (which may also hold unrelated keys that merely start with the same characters).
+    auto [ec, r] = co_await consul.async_kv_list(key, q, asio::as_tuple(asio::use_awaitable));
+    const auto queue = queue_prefix();
+    for (auto& e : r.entries) {
+        if (e.key == key)
+            out.entry = std::move(e);
+        else if (e.key.compare(0, queue.size(), queue) == 0)
+            out.contenders.push_back(std::move(e));
+    }
+    out.index = r.meta.index;
+    co_return result{ec, std::move(out)};
+}
+
 asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
     struct running_flag {
         bool& flag;
@@ -144,8 +206,7 @@ asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
 
         const bool blocking = known_ && failures_ == 0;
         auto q = blocking ? query_options::blocking(index_, settings_.wait) : query_options{};
-        auto get = consul.async_kv_get(key, q, asio::as_tuple(asio::use_awaitable));
-        auto outcome = co_await (std::move(get) || idle_for_a_while() || restart_requested());
+        auto outcome = co_await (read(q) || idle_for_a_while() || restart_requested());
         if (outcome.index() == 1)
             co_return; // nobody needs it any more
         if (outcome.index() == 2)
@@ -162,7 +223,7 @@ asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
                 co_return;
             continue;
         }
-        saw_read(std::move(r.entry), r.meta.index);
+        saw_read(std::move(r.entry), std::move(r.contenders), r.index);
     }
     (void)self; // keeps the hub alive while the query runs
 }

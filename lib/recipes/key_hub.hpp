@@ -19,7 +19,9 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace conclave::detail {
 
@@ -38,6 +40,9 @@ struct hub_waiter {
 
     std::shared_ptr<session_state> session;
     std::string value; ///< the lock's value, written when handed the key
+    /// Fair mode: this waiter's contender key and its CreateIndex (empty once deleted).
+    std::string contender_key;
+    std::uint64_t contender_index = 0;
     phase state = phase::waiting;
     std::optional<kv_entry> granted_entry;
 };
@@ -50,6 +55,8 @@ public:
     struct settings {
         std::chrono::milliseconds wait{15000};
         std::chrono::milliseconds monitor_retry_wait{1000};
+        /// Fair mode: the query also reads the contender keys under `<key>/.queue/`.
+        bool fair = false;
     };
 
     /// The hub of `key` on `c`, shared by every lock object of that client and key.
@@ -69,12 +76,29 @@ public:
     const std::optional<kv_entry>& entry() const noexcept { return entry_; }
     /// Consecutive failed reads of the shared query (0 after a success).
     unsigned failures() const noexcept { return failures_; }
+    /// The Raft index the known state is as of.
+    std::uint64_t state_index() const noexcept { return state_index_; }
+
+    // ---- fair mode ------------------------------------------------------------------
+    bool fair() const noexcept { return settings_.fair; }
+    /// "<key>/.queue/": where contender keys live.
+    std::string queue_prefix() const { return key + "/.queue/"; }
+    /// The contender keys as last read, oldest (smallest CreateIndex) first.
+    const std::vector<kv_entry>& contenders() const noexcept { return contenders_; }
+    /// Whether `w` may try now in fair mode: the state is at least as recent as its
+    /// contender key, and that key is the oldest one still held by a session.
+    bool first_in_line(const hub_waiter& w) const;
+    /// A contender key we deleted in a transaction (so nobody waits for a re-read).
+    void contender_gone(const std::string& k);
+    /// Deletes (CAS, in the background, once each) contender keys whose session is gone.
+    void prune_dead_contenders();
 
     /// Records the key as written by a local transaction (acquire, release, handoff) and
     /// wakes everyone; ignored when older than what is known.
     void saw_write(const kv_entry& e);
-    /// Records the key as read (absent when `e` is empty) at `index`.
-    void saw_read(std::optional<kv_entry> e, std::uint64_t index);
+    /// Records the key (absent when `e` is empty), and in fair mode the contender keys,
+    /// as read at `index`.
+    void saw_read(std::optional<kv_entry> e, std::vector<kv_entry> contenders, std::uint64_t index);
     /// Our view is out of date: read the key again before anyone decides on it.
     void forget();
 
@@ -98,6 +122,12 @@ public:
     void unsubscribe_for_handle();
 
 private:
+    struct read_result {
+        std::optional<kv_entry> entry;
+        std::vector<kv_entry> contenders;
+        std::uint64_t index = 0;
+    };
+    asio::awaitable<std::pair<error_code, read_result>> read(query_options q);
     asio::awaitable<void> run_query(std::shared_ptr<key_hub> self);
     asio::awaitable<void> idle_for_a_while();
     asio::awaitable<void> restart_requested();
@@ -105,6 +135,8 @@ private:
     settings settings_;
     bool known_ = false;
     std::optional<kv_entry> entry_;
+    std::vector<kv_entry> contenders_;
+    std::set<std::string> pruning_; ///< dead contender keys being deleted
     std::uint64_t state_index_ = 0; ///< Raft index the known state is as of
     std::uint64_t index_ = 0;       ///< blocking index for the shared query
     std::uint64_t read_index_ = 0;  ///< X-Consul-Index of the last read (detects resets)

@@ -12,6 +12,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <atomic>
+
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
@@ -68,6 +70,43 @@ asio::awaitable<void> undo_acquire(std::shared_ptr<lock_state> l, std::string se
                                  l->opts.cleanup_timeout);
 }
 
+// Fair mode: this waiter's contender key, unique per process and waiter.
+std::string contender_key_for(const detail::key_hub& hub, const std::string& session) {
+    static std::atomic<std::uint64_t> sequence{0};
+    return hub.queue_prefix() + session + "." + std::to_string(++sequence);
+}
+
+// Fair mode: writes the waiter's contender key, held by its session, and learns its
+// CreateIndex (its place in line). Errors are the acquire's errors.
+asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me,
+                                    const deadline_t& deadline) {
+    std::vector<txn_op> ops;
+    ops.push_back(txn_op::lock(me.contender_key, me.session->id, "", 0));
+    ops.push_back(txn_op::get(me.contender_key));
+    auto op = hub.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    auto [ec, t] = co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+    if (ec)
+        co_return ec;
+    if (!t.committed || t.results.empty()) {
+        if (detail::classify_refusal(t.errors) == detail::refusal::session_gone) {
+            me.session->gone_on_server = true;
+            me.session->mark_lost(make_error_code(errc::session_invalidated));
+            co_return me.session->lost;
+        }
+        co_return make_error_code(errc::conflict); // cannot write under <key>/.queue/
+    }
+    me.contender_index = t.results.back().create_index;
+    co_return error_code{};
+}
+
+// Deletes the waiter's contender key (bounded; a key left by a failure ends with the
+// session and is pruned by the others meanwhile).
+asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contender_key) {
+    auto op =
+        l->consul.async_kv_delete(std::move(contender_key), kv_delete_options{}, asio::deferred);
+    co_await detail::with_deadline<bool>(std::move(op), clock::now() + l->opts.cleanup_timeout);
+}
+
 // Waits until the hub's state, the queue or the session changes, or `until`.
 asio::awaitable<void> wait_for_change(detail::key_hub& hub, session_state& s,
                                       clock::time_point until) {
@@ -108,9 +147,13 @@ struct queue_place {
     }
     queue_place(const queue_place&) = delete;
     queue_place& operator=(const queue_place&) = delete;
+    // Fair mode: the oldest contender key across all processes goes first (local arrival
+    // order could differ from the order Consul applied the contender writes in). Else:
+    // the front of the local queue.
     bool my_turn() const {
-        return hub.queue.front() == me && !hub.attempt_in_flight &&
-               me->state == detail::hub_waiter::phase::waiting;
+        if (hub.attempt_in_flight || me->state != detail::hub_waiter::phase::waiting)
+            return false;
+        return hub.fair() ? hub.first_in_line(*me) : hub.queue.front() == me;
     }
 };
 
@@ -143,11 +186,27 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
         return until;
     };
     try {
+        if (hub.fair()) {
+            place.me->contender_key = contender_key_for(hub, s->id);
+            for (;;) {
+                auto ec = co_await enqueue(hub, *place.me, deadline);
+                if (!ec)
+                    break;
+                if (past(deadline) || !is_retryable(ec)) {
+                    if (!past(deadline))
+                        result.first = ec;
+                    break;
+                }
+                co_await detail::sleep_for(backoff.next(), deadline);
+            }
+        }
         for (;;) {
+            if (result.first || (hub.fair() && place.me->contender_index == 0))
+                break; // could not enter the line
             if (place.me->state == detail::hub_waiter::phase::granted) {
                 // A local holder handed us the key in its release.
                 result.second = make_lease(l, s, *place.me->granted_entry);
-                co_return result;
+                break;
             }
             if (s->check(clock::now())) {
                 result.first = s->lost;
@@ -159,20 +218,28 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 break; // not acquired in time: empty result
             if (hub.known() && !place.my_turn())
                 looked = true; // taken, or local waiters are ahead of us
+            if (hub.fair() && hub.known())
+                hub.prune_dead_contenders();
             if (!place.my_turn() || !hub.known()) {
                 co_await wait_for_change(hub, *s, wake_by());
                 continue;
             }
 
             const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
-            switch (detail::judge_key(known, s->id, lock_flag_value)) {
-            case detail::key_verdict::conflict:
+            const auto verdict = detail::judge_key(known, s->id, lock_flag_value);
+            if (verdict == detail::key_verdict::conflict) {
                 result.first = make_error_code(errc::conflict);
-                co_return result;
-            case detail::key_verdict::ours:
+                break;
+            }
+            if (verdict == detail::key_verdict::ours) {
                 // Already held by this session: a lease without a write.
                 result.second = make_lease(l, s, *known);
-                co_return result;
+                break;
+            }
+            switch (verdict) {
+            case detail::key_verdict::conflict:
+            case detail::key_verdict::ours:
+                break; // (handled above)
             case detail::key_verdict::held_by_other:
                 looked = true;
                 // The hub's query tells us when it changes (released, deleted, taken over).
@@ -191,6 +258,8 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             else
                 ops.push_back(txn_op::check_not_exists(l->key));
             ops.push_back(txn_op::lock(l->key, s->id, l->opts.value, lock_flag_value));
+            if (!place.me->contender_key.empty())
+                ops.push_back(txn_op::remove(place.me->contender_key)); // leaves the line
             ops.push_back(txn_op::get(l->key));
             std::pair<error_code, txn_result> outcome;
             {
@@ -223,8 +292,12 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             if (t.committed && !t.results.empty()) {
                 const kv_entry& e = t.results.back();
                 hub.saw_write(e);
+                if (!place.me->contender_key.empty()) {
+                    hub.contender_gone(place.me->contender_key);
+                    place.me->contender_key.clear();
+                }
                 result.second = make_lease(l, s, e);
-                co_return result;
+                break;
             }
             switch (detail::classify_refusal(t.errors)) {
             case detail::refusal::lock_delay:
@@ -249,10 +322,15 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             throw;
         cancelled = true;
     }
-    if (maybe_holding) {
+    const bool in_line =
+        !place.me->contender_key.empty() && place.me->state != detail::hub_waiter::phase::granted;
+    if (maybe_holding || in_line) {
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state();
-        co_await undo_acquire(l, s->id);
+        if (maybe_holding)
+            co_await undo_acquire(l, s->id);
+        if (in_line)
+            co_await dequeue(l, place.me->contender_key);
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};

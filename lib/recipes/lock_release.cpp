@@ -31,10 +31,18 @@ namespace {
 std::shared_ptr<hub_waiter> next_in_line(key_hub& hub) {
     if (hub.attempt_in_flight || hub.queue.empty())
         return nullptr;
-    auto& w = hub.queue.front();
-    if (w->state != phase::waiting || w->session->check(clock::now()))
+    auto usable = [](const std::shared_ptr<hub_waiter>& w) {
+        return w->state == phase::waiting && !w->session->check(clock::now());
+    };
+    if (hub.fair()) {
+        // Only if the oldest contender across all processes is one of ours.
+        for (auto& w : hub.queue)
+            if (hub.first_in_line(*w))
+                return usable(w) ? w : nullptr;
         return nullptr;
-    return w;
+    }
+    auto& w = hub.queue.front();
+    return usable(w) ? w : nullptr;
 }
 
 // The waiter left (cancelled, timed out) while the key was being handed to it: give the
@@ -58,6 +66,8 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
         txn_op::unlock(L->token.key, L->token.session, lock.opts.value, lock_flag_value)};
     if (next) {
         ops.push_back(txn_op::lock(L->token.key, next->session->id, next->value, lock_flag_value));
+        if (!next->contender_key.empty())
+            ops.push_back(txn_op::remove(next->contender_key)); // it leaves the line
         ops.push_back(txn_op::get(L->token.key));
         next->state = phase::handing;
         hub->attempt_in_flight = true;
@@ -78,6 +88,10 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
         } else if (handed_over) {
             next->granted_entry = t.results.back();
             next->state = phase::granted;
+            if (!next->contender_key.empty()) {
+                hub->contender_gone(next->contender_key);
+                next->contender_key.clear();
+            }
         } else {
             next->state = phase::waiting;
         }

@@ -15,7 +15,8 @@ struct lock_state {
         : consul(std::move(c))
         , key(std::move(k))
         , opts(std::move(o))
-        , hub(key_hub::of(consul, key, key_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
+        , hub(key_hub::of(consul, key,
+                          key_hub::settings{opts.wait, opts.monitor_retry_wait, opts.fair})) {}
 
     client consul;
     std::string key;
