@@ -84,7 +84,8 @@ TEST_CASE_METHOD(recipes_fixture, "limit disagreement and foreign flags are erro
         auto [ec, none] = co_await two.async_acquire(s, &diag, asio::as_tuple(asio::deferred));
         CHECK(ec == errc::limit_conflict);
         CHECK(diag.client_message == "semaphore limit conflict (lock: 3, local: 2)");
-        CHECK_FALSE((co_await consul.async_kv_get(p + "a/" + s.id())).entry);
+        auto contender_a = co_await consul.async_kv_get(p + "a/" + s.id());
+        CHECK_FALSE(contender_a.entry);
 
         co_await consul.async_kv_put(p + "b/.lock", "",
                                      kv_put_options{}.with_flags(lock_flag_value));
@@ -92,7 +93,8 @@ TEST_CASE_METHOD(recipes_fixture, "limit disagreement and foreign flags are erro
         auto [ec2, none2] =
             co_await on_lock.async_acquire(s, nullptr, asio::as_tuple(asio::deferred));
         CHECK(ec2 == errc::conflict);
-        CHECK_FALSE((co_await consul.async_kv_get(p + "b/" + s.id())).entry);
+        auto contender_b = co_await consul.async_kv_get(p + "b/" + s.id());
+        CHECK_FALSE(contender_b.entry);
 
         co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse());
         co_await s.async_destroy();
@@ -145,16 +147,50 @@ TEST_CASE_METHOD(recipes_fixture, "cancelled or timed-out waiters leave no conte
         auto held = co_await sem.async_acquire(a);
         auto none = co_await sem.async_try_acquire(b, 200ms);
         CHECK_FALSE(none);
-        CHECK_FALSE((co_await consul.async_kv_get(p + "one/" + b.id())).entry);
+        auto after_timeout = co_await consul.async_kv_get(p + "one/" + b.id());
+        CHECK_FALSE(after_timeout.entry);
         auto outcome = co_await (sem.async_acquire(b, nullptr, awaitable_tuple) || sleep(200ms));
         CHECK(outcome.index() == 1);
-        CHECK_FALSE((co_await consul.async_kv_get(p + "one/" + b.id())).entry);
+        auto after_cancel = co_await consul.async_kv_get(p + "one/" + b.id());
+        CHECK_FALSE(after_cancel.entry);
         auto keys = co_await consul.async_kv_keys(p + "one/");
         CHECK(keys.keys.size() == 2); // .lock and a's contender key only
         co_await held.async_release();
         co_await sem.async_destroy();
         co_await a.async_destroy();
         co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "cancelling a semaphore acquire at any point never reports success and leaves "
+                 "no trace",
+                 "[semaphore][cancel]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        for (auto delay : {0ms, 1ms, 2ms, 3ms, 5ms, 8ms, 13ms, 21ms, 50ms}) {
+            auto s = co_await session::async_create(consul, quick());
+            semaphore sem{consul, p + "c" + std::to_string(delay.count()), 1};
+            cancel_after cancel{ioc.get_executor(), delay};
+            auto [ec, got] = co_await sem.async_acquire(s, nullptr, cancel.bind(awaitable_tuple));
+            cancel.disarm();
+            if (!ec) {
+                // It completed before the cancellation: a real permit.
+                CHECK(got.held());
+                co_await got.async_release();
+            } else {
+                CHECK(ec == asio::error::operation_aborted);
+                CHECK_FALSE(got.valid());
+            }
+            // Neither a contender key nor a holder entry is left for this session.
+            auto contender = co_await consul.async_kv_get(sem.prefix() + "/" + s.id());
+            CHECK_FALSE(contender.entry);
+            auto record = co_await consul.async_kv_get(sem.prefix() + "/.lock");
+            if (record.entry)
+                CHECK(record.entry->value.find(s.id()) == std::string::npos);
+            co_await sem.async_destroy();
+            co_await s.async_destroy();
+        }
     };
     run(ioc, body());
 }
