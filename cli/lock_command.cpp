@@ -4,6 +4,7 @@
 #include "exit_codes.hpp"
 #include "flags.hpp"
 #include "http_flags.hpp"
+#include "key_path.hpp"
 #include "lock_run.hpp"
 #include "run.hpp"
 
@@ -60,30 +61,6 @@ void usage_error(const std::string& message) {
     std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), lock_usage, http_flags_usage);
 }
 
-// Go's path.Clean on a relative path, minus the "." it returns for an empty one: what
-// `consul lock` does with the prefix (it trims a leading '/' and joins with path.Join).
-std::string clean_prefix(std::string_view p) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= p.size()) {
-        auto end = p.find('/', start);
-        if (end == std::string_view::npos)
-            end = p.size();
-        const auto part = p.substr(start, end - start);
-        if (part == "..") {
-            if (!parts.empty())
-                parts.pop_back();
-        } else if (!part.empty() && part != ".") {
-            parts.emplace_back(part);
-        }
-        start = end + 1;
-    }
-    std::string out;
-    for (const auto& part : parts)
-        out += (out.empty() ? "" : "/") + part;
-    return out;
-}
-
 } // namespace
 
 int lock_command(args a) {
@@ -137,7 +114,7 @@ int lock_command(args a) {
     std::string_view prefix = parsed.rest[0];
     while (!prefix.empty() && prefix.front() == '/')
         prefix.remove_prefix(1);
-    cfg.prefix = clean_prefix(prefix);
+    cfg.prefix = clean_key_path(prefix);
     if (cfg.prefix.empty()) {
         std::fprintf(stderr,
                      "Key prefix '%s' names no key: give a path such as service/web/leader\n",

@@ -1,3 +1,4 @@
+#include "child_control.hpp"
 #include "child_process.hpp"
 #include "codec/duration.hpp"
 #include "exit_codes.hpp"
@@ -14,9 +15,7 @@
 
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <sys/wait.h>
-#include <unistd.h>
 
 namespace conclave::cli {
 
@@ -32,8 +31,6 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 // a semaphore's session deletes its contender key when it dies.
 constexpr std::chrono::milliseconds session_ttl{15000};
 constexpr std::chrono::milliseconds session_lock_delay{15000};
-// Between SIGTERM and SIGKILL when the child must stop (as consul lock).
-constexpr std::chrono::seconds kill_grace{5};
 
 void say(const char* text) {
     std::fprintf(stderr, "%s\n", text);
@@ -72,58 +69,13 @@ std::string child_environment_token(const lock_holder& holder) {
     return "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string();
 }
 
-// A child in a process group of its own is a background job: when conclave runs in the
-// terminal's foreground, a child that reads or configures the terminal (an editor, a
-// prompt) would be stopped by SIGTTIN/SIGTTOU. Then it shares conclave's group, and
-// signals reach the child process only.
-bool in_terminal_foreground() {
-    for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
-        if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp())
-            return true;
-    return false;
-}
-
 child_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
     child_options o;
-    if (cfg.shell) {
-        // As consul lock: the arguments joined with spaces, run by $SHELL -c.
-        std::string script;
-        for (const auto& part : cfg.command)
-            script += (script.empty() ? "" : " ") + part;
-        const char* shell = std::getenv("SHELL");
-        o.argv = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh", "-c", script};
-    } else {
-        o.argv = cfg.command;
-    }
+    o.argv = child_argv(cfg.command, cfg.shell);
     o.extra_env = {"CONSUL_LOCK_HELD=true", child_environment_token(holder)};
     o.pass_stdin = cfg.pass_stdin;
     o.own_process_group = !in_terminal_foreground();
     return o;
-}
-
-// Stops the child: `first` now, SIGKILL after the grace period, and every further
-// SIGINT/SIGTERM forwarded meanwhile. Then SIGKILL to what is left of its process group
-// (nothing it started may run on once the lock is gone). Returns the child's wait status.
-asio::awaitable<int> stop_child(child_process& child, int first, asio::signal_set& signals) {
-    auto ex = co_await asio::this_coro::executor;
-    child.signal(first);
-    asio::steady_timer grace(ex, kill_grace);
-    for (;;) {
-        auto r = co_await (child.async_wait_exit() || expires(grace) || next_signal(signals));
-        if (r.index() == 0)
-            break;
-        if (r.index() == 1) {
-            say("Child did not exit within " + std::to_string(kill_grace.count()) +
-                "s, sending SIGKILL");
-            child.signal(SIGKILL);
-            co_await child.async_wait_exit();
-            break;
-        }
-        if (const int sig = std::get<2>(r); sig != 0)
-            child.signal(sig);
-    }
-    child.signal(SIGKILL);
-    co_return child.reap();
 }
 
 // Release, delete the key(s) if nobody else uses them, destroy the session: on every path
@@ -247,13 +199,13 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
             }
         } else if (r.index() == 1) {
             say("Lock lost (" + describe_loss(std::get<1>(r)) + "), killing child");
-            status = co_await stop_child(*child, SIGTERM, signals);
+            status = co_await stop_child(*child, SIGTERM, &signals);
             code = exit_code::lock_lost;
         } else {
             const int sig = std::get<2>(r);
             if (cfg.verbose)
                 say("Shutdown triggered, killing child");
-            status = co_await stop_child(*child, sig, signals);
+            status = co_await stop_child(*child, sig, &signals);
             code = exit_code::interrupted_base + sig;
         }
         const bool child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;

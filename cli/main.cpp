@@ -16,6 +16,7 @@ struct command {
 // One row per subcommand: the usage below is generated from this table.
 constexpr command commands[] = {
     {"agent", conclave::cli::agent_command, "Runs the embedded dev agent (conclave agent -dev)"},
+    {"elect", conclave::cli::elect_command, "Runs a command while leading an election"},
     {"kv", conclave::cli::kv_command, "Reads, writes and deletes KV entries"},
     {"lock", conclave::cli::lock_command, "Runs a command while holding a lock or semaphore"},
     {"watch", conclave::cli::watch_command, "Prints each change of a key or prefix"},

@@ -1,0 +1,340 @@
+#include "child_control.hpp"
+#include "child_process.hpp"
+#include "elect_run.hpp"
+#include "exit_codes.hpp"
+#include "session_keeper.hpp"
+
+#include <conclave/elector.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <sys/wait.h>
+
+namespace conclave::cli {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+// The session of `consul lock` (TTL 15 s, bound to serfHealth, released keys on loss);
+// the lock-delay is -lock-delay.
+constexpr std::chrono::milliseconds session_ttl{15000};
+// A command that keeps exiting at once must not restart (and re-campaign) in a tight loop:
+// starts of the child are at least this far apart.
+constexpr std::chrono::seconds min_start_interval{1};
+// Waits before retrying after a failure to create a session or to campaign: 1 s doubling.
+constexpr std::chrono::seconds max_retry_wait{16};
+
+void say(const std::string& text) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+}
+
+struct elect_state {
+    elect_state(const elect_settings& c, const asio::any_io_executor& ex)
+        : cfg(c)
+        , stop_event(ex, clock::time_point::max()) {}
+
+    const elect_settings& cfg;
+    int signal = 0;                 ///< the first SIGINT/SIGTERM received
+    child_process* child = nullptr; ///< while a child runs
+    bool stop = false;              ///< the run is over: signal, -once, fatal error
+    int exit = exit_code::ok;       ///< the status of the first stop request
+    asio::steady_timer stop_event;  ///< cancelled on a stop request (a condition variable)
+    std::optional<clock::time_point> last_start;
+
+    void request_stop(int code) {
+        if (!stop) {
+            stop = true;
+            exit = code;
+        }
+        stop_event.cancel();
+    }
+};
+
+asio::awaitable<bool> cancelled() {
+    auto cs = co_await asio::this_coro::cancellation_state;
+    co_return cs.cancelled() != asio::cancellation_type::none;
+}
+
+// Waits for the calling coroutine to be cancelled (at once if it was already).
+asio::awaitable<void> park() {
+    const bool already = co_await cancelled();
+    if (already)
+        co_return;
+    asio::steady_timer never(co_await asio::this_coro::executor, clock::time_point::max());
+    co_await never.async_wait(tuple_awaitable);
+}
+
+asio::awaitable<void> pause(clock::duration d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(tuple_awaitable);
+}
+
+// Completes once a stop was requested, or when cancelled. (A pointer, and no co_await in
+// a condition: `while (!st.stop) { ...; if (co_await cancelled()) ... }` with a reference
+// parameter crashed on its first resume when built by g++ 12.)
+asio::awaitable<void> stopped(elect_state* st) {
+    for (;;) {
+        if (st->stop)
+            co_return;
+        co_await st->stop_event.async_wait(tuple_awaitable);
+        const bool ended = co_await cancelled();
+        if (ended)
+            co_return;
+    }
+}
+
+// The only waiter on the signal set: each SIGINT/SIGTERM goes to the running child (its
+// process group) at once, and ends the run.
+asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
+    for (;;) {
+        auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
+        if (ec) {
+            co_await park(); // cancelled: the run is over
+            co_return;
+        }
+        if (st.signal == 0)
+            st.signal = sig;
+        if (st.child != nullptr)
+            st.child->signal(sig);
+        st.request_stop(exit_code::interrupted_base + sig);
+    }
+}
+
+asio::awaitable<error_code> agent_reachable(client& consul) {
+    write_options opts;
+    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
+    co_return ec;
+}
+
+asio::awaitable<int> next_signal(asio::signal_set& signals) {
+    auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
+    co_return ec ? 0 : sig;
+}
+
+// The status a shell would report for the child: its exit status, or 128 + the signal.
+int shell_status(int wait_status) {
+    if (WIFEXITED(wait_status))
+        return WEXITSTATUS(wait_status);
+    if (WIFSIGNALED(wait_status))
+        return exit_code::interrupted_base + WTERMSIG(wait_status);
+    return exit_code::error;
+}
+
+// One term: the leader task. Cancelled by the elector when leadership is lost, or when the
+// run is stopped; the key is released after it returns.
+asio::awaitable<void> lead(elect_state& st, leadership l) {
+    // Cancellation is observed, never thrown: the child must be stopped first.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    const auto& cfg = st.cfg;
+    const auto token = l.token().to_string();
+    if (cfg.verbose)
+        say("Elected leader of '" + cfg.key + "' (" + token + ")");
+
+    if (st.last_start) {
+        const auto next = *st.last_start + min_start_interval;
+        if (next > clock::now())
+            co_await pause(next - clock::now());
+    }
+    const bool deposed = co_await cancelled();
+    if (deposed)
+        co_return;
+    if (st.stop) {
+        co_await park(); // the run is cancelled: the key is then released once
+        co_return;
+    }
+
+    child_options o;
+    o.argv = child_argv(cfg.command, cfg.shell);
+    o.extra_env = {"CONSUL_LOCK_HELD=true", "CONCLAVE_LEADER=true", "CONCLAVE_LOCK_TOKEN=" + token};
+    o.pass_stdin = cfg.pass_stdin;
+    o.own_process_group = !in_terminal_foreground();
+    std::unique_ptr<child_process> child;
+    try {
+        child = std::make_unique<child_process>(co_await asio::this_coro::executor, o);
+    } catch (const boost::system::system_error& e) {
+        say("Error starting child '" + o.argv.front() + "': " + e.code().message() +
+            " (check the command and PATH)");
+    }
+    if (!child) {
+        st.request_stop(exit_code::error);
+        co_await park(); // the run is cancelled: the key is then released once
+        co_return;
+    }
+    st.last_start = clock::now();
+    st.child = child.get();
+    struct forget {
+        elect_state& st;
+        ~forget() { st.child = nullptr; }
+    } forget_child{st};
+    if (cfg.verbose)
+        say("Started child (pid " + std::to_string(child->pid()) + ")");
+
+    const auto ec = co_await child->async_wait_exit();
+    if (!ec) {
+        // The child ended by itself: so does the term.
+        const int status = child->reap();
+        const bool leading = l.lease().held().has_value();
+        if (!leading)
+            say("Leadership lost while the child ran");
+        else if (cfg.verbose)
+            say("Child terminated (" + describe_wait_status(status) + "), ending the term");
+        if (cfg.once)
+            st.request_stop(leading ? shell_status(status) : exit_code::lock_lost);
+        if (st.stop)
+            co_await park(); // as above: released once, by the cancelled run
+        co_return;
+    }
+
+    // Cancelled: deposed, or the run is stopping (the signal already went to the child).
+    co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+    int status = 0;
+    if (st.signal != 0) {
+        if (cfg.verbose)
+            say("Shutdown triggered, killing child");
+        status = co_await stop_child(*child, 0, nullptr);
+    } else {
+        say("Leadership lost, killing child");
+        status = co_await stop_child(*child, SIGTERM, nullptr);
+        if (cfg.once)
+            st.request_stop(exit_code::lock_lost);
+    }
+    if (cfg.verbose)
+        say("Child terminated (" + describe_wait_status(status) + ")");
+}
+
+asio::awaitable<void> campaign(elect_state& st, client& consul) {
+    const auto& cfg = st.cfg;
+    elector el{consul, cfg.key, elector_options{}.with_value(cfg.value)};
+    leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
+    auto scfg = session_config{}
+                    .with_name(cfg.session_name)
+                    .with_ttl(session_ttl)
+                    .with_lock_delay(cfg.lock_delay)
+                    .with_behavior(session_behavior::release)
+                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    bool had_session = false;
+    std::chrono::seconds retry_wait{1};
+    while (!st.stop) {
+        // Not raced with signals: a create cancelled after it reached Consul would leave a
+        // session nobody destroys. It is bounded by the client's request timeout.
+        auto [create_ec, created] = co_await session::async_create(consul, scfg, tuple_awaitable);
+        if (create_ec) {
+            if (!had_session) {
+                say("Election failed: failed to create session: " + create_ec.message());
+                st.request_stop(exit_code::error);
+                break;
+            }
+            say("Failed to create session: " + create_ec.message() + "; retrying in " +
+                std::to_string(retry_wait.count()) + "s");
+            co_await (pause(retry_wait) || stopped(&st));
+            retry_wait = std::min(retry_wait * 2, max_retry_wait);
+            continue;
+        }
+        had_session = true;
+        session_keeper keeper{std::move(created)};
+        if (cfg.verbose)
+            say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
+
+        auto r = co_await (el.async_run(keeper.get(), task, tuple_awaitable) || stopped(&st));
+        bool retry_later = false;
+        if (r.index() == 0 && !st.stop) {
+            const auto [ec] = std::get<0>(r);
+            if (ec == errc::session_invalidated) {
+                say("Session lost, campaigning again with a new session");
+                retry_wait = std::chrono::seconds{1};
+            } else if (ec == errc::conflict) {
+                say("Election failed: Existing key does not match lock use");
+                st.request_stop(exit_code::error);
+            } else {
+                say("Election failed: " + ec.message() + "; campaigning again");
+                retry_later = true;
+            }
+        }
+        // Destroying the session also releases the key if a release was cut short.
+        if (auto ec = co_await keeper.stop(); ec) {
+            say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
+                std::to_string(session_ttl.count() / 1000) + "s runs out)");
+            if (st.stop)
+                st.exit = exit_code::error;
+        }
+        if (retry_later && !st.stop) {
+            co_await (pause(retry_wait) || stopped(&st));
+            retry_wait = std::min(retry_wait * 2, max_retry_wait);
+        }
+    }
+
+    // Delete the key when nobody holds it (another candidate may lead by now).
+    lock key{consul, cfg.key};
+    auto [destroy_ec] = co_await key.async_destroy(tuple_awaitable);
+    if (destroy_ec && destroy_ec != errc::conflict) {
+        say("Key cleanup failed: " + destroy_ec.message());
+        st.exit = exit_code::error;
+    } else if (cfg.verbose) {
+        say(destroy_ec ? "Cleanup aborted, key in use" : "Cleanup succeeded");
+    }
+}
+
+} // namespace
+
+asio::awaitable<int> run_elect(const elect_settings& cfg, client& consul,
+                               asio::signal_set& signals) {
+    // Reachable at all? (A read: cancelling it on a signal leaves nothing behind.)
+    {
+        auto r = co_await (agent_reachable(consul) || next_signal(signals));
+        if (r.index() == 1) {
+            say("Shutdown triggered before campaigning");
+            co_return exit_code::interrupted_base + std::get<1>(r);
+        }
+        if (const auto ec = std::get<0>(r); ec) {
+            say("Error querying Consul agent at " + consul.config().describe_address() + ": " +
+                ec.message() +
+                ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.");
+            co_return exit_code::error;
+        }
+    }
+    const auto ex = co_await asio::this_coro::executor;
+    elect_state st(cfg, ex);
+    co_await (campaign(st, consul) || listen(signals, st));
+    co_return st.exit;
+}
+
+asio::awaitable<int> print_leader(const std::string& key, client& consul) {
+    elector el{consul, key};
+    auto [ec, leader] = co_await el.async_leader(tuple_awaitable);
+    if (ec == errc::conflict) {
+        say("'" + key + "' is not an election key: Existing key does not match lock use");
+        co_return exit_code::error;
+    }
+    if (ec) {
+        std::string text = "Error querying Consul agent: " + ec.message();
+        if (is_retryable(ec))
+            text += " (Consul at " + consul.config().describe_address() +
+                    "; set -http-addr or CONSUL_HTTP_ADDR)";
+        say(text);
+        co_return exit_code::error;
+    }
+    if (!leader) {
+        say("no leader");
+        co_return exit_code::error;
+    }
+    std::printf("%s\n", leader->value.c_str());
+    co_return exit_code::ok;
+}
+
+} // namespace conclave::cli
