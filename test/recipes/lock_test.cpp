@@ -147,6 +147,35 @@ TEST_CASE_METHOD(recipes_fixture, "try_acquire with a budget of 0 makes exactly 
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one transaction each",
+                 "[lock][cheap]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(5s));
+        lock mutex{consul, p + "cheap"};
+        auto warm = co_await mutex.async_acquire(s); // the first look at the key is a read
+        co_await warm.async_release();
+        server.agent()->reset_stats();
+        constexpr int cycles = 10;
+        for (int i = 0; i < cycles; ++i) {
+            auto lease = co_await mutex.async_acquire(s);
+            CHECK(lease.token().lock_index == static_cast<std::uint64_t>(i + 2));
+            co_await lease.async_release();
+        }
+        const auto stats = server.agent()->stats();
+        const auto txns =
+            stats.by_endpoint.count("PUT /v1/txn") ? stats.by_endpoint.at("PUT /v1/txn") : 0;
+        CHECK(txns == 2 * cycles); // acquire (with its read-back) and release: one each
+        // Reads are the key's shared blocking query, off the critical path: at most one
+        // per cycle.
+        CHECK(stats.requests <= 3 * cycles);
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "a key with other flags is a conflict and is left alone",
                  "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {
