@@ -52,7 +52,8 @@ Options:
                            Default "<hostname>:<pid>".
   -once                    Exit after the first term, with the command's status.
   -lock-delay=<duration>   Lock-delay of the session (default 15s): after a leader's
-                           session is lost, nobody is elected for this long.
+                           session is lost, nobody is elected for this long, while the
+                           deposed leader stops its command. Keep it above 5s.
   -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
                            runs the arguments directly (PATH lookup).

@@ -10,9 +10,11 @@ inline constexpr int error = 1;
 /// `lock -child-exit-code`: the child exited non-zero or was killed (as `consul lock`).
 inline constexpr int child_failed = 2;
 /// `lock`: the lock (or semaphore slot) was lost while the child ran; the child was
-/// terminated. `consul lock` exits 0 there.
+/// terminated. `consul lock` exits 0 there. `elect -once`: leadership was lost during the
+/// term. (`elect -once` otherwise exits with the child's own status.)
 inline constexpr int lock_lost = 3;
-/// `lock`: conclave got SIGINT/SIGTERM, forwarded it and cleaned up: 128 + the signal.
+/// `lock`, `elect`: conclave got SIGINT/SIGTERM, forwarded it and cleaned up: 128 + the
+/// signal.
 inline constexpr int interrupted_base = 128;
 
 } // namespace conclave::cli::exit_code
