@@ -38,7 +38,9 @@ namespace detail {
 client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
     : executor(std::move(ex))
     , config(std::move(cfg))
-    , pool(std::make_shared<http::pool>(executor, config)) {}
+    , pool(std::make_shared<http::pool>(executor, config))
+    , blocking_lane(
+          std::make_shared<http::lane>(http::blocking_lane_limit(config.max_connections))) {}
 
 namespace {
 
@@ -121,6 +123,16 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         timeout += wait + wait / 16; // Consul adds up to wait/16 of jitter
     }
     const auto deadline = http::clock::now() + timeout;
+
+    http::lane::ticket lane_place; // held until this call returns
+    if (call.blocking) {
+        auto [ec, place] = co_await blocking_lane->enter(deadline);
+        if (ec) {
+            describe_failure(call, ec, config);
+            co_return result{ec, {}};
+        }
+        lane_place = std::move(place);
+    }
 
     for (int attempt = 0;; ++attempt) {
         auto [ec, conn] = co_await pool->acquire(deadline);

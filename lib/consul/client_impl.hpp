@@ -1,6 +1,7 @@
 // The shared state behind conclave::client: the pool, the config, and request plumbing.
 #pragma once
 
+#include "http/lane.hpp"
 #include "http/pool.hpp"
 
 #include <conclave/client.hpp>
@@ -54,6 +55,8 @@ public:
     asio::any_io_executor executor;
     client_config config;
     std::shared_ptr<http::pool> pool;
+    /// Blocking queries pass through it, so they never hold every pooled connection.
+    std::shared_ptr<http::lane> blocking_lane;
     std::uint64_t requests = 0;
     std::uint64_t retries = 0;
     /// State the recipes share among all users of this client (e.g. one watcher per lock

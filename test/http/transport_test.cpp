@@ -329,6 +329,43 @@ TEST_CASE("a request waiting for a pooled connection times out", "[http]") {
     CHECK(run(ioc, scenario()) == errc::timeout);
 }
 
+TEST_CASE("blocking queries leave a connection free for short requests", "[http]") {
+    // (without the lane, the second poll would take the second connection)
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.message.target().find("index=") != std::string::npos) {
+                                   scripted_reply hang; // a long poll that does not return
+                                   hang.hang = true;
+                                   return hang;
+                               }
+                               return ok_entry(r);
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_connections = 2; // blocking queries may hold one of the two
+    cfg.request_timeout = 300ms;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, error_code>> {
+        using namespace asio::experimental::awaitable_operators;
+        auto poll = [&]() {
+            return c.async_kv_get("k", query_options{}.with_index(3).with_wait(5s), tuple_token);
+        };
+        auto first = poll();
+        auto second = poll(); // waits for the lane, not for the pool
+        auto quick = c.async_kv_get("k", {}, tuple_token);
+        auto outcome = co_await (std::move(first) || std::move(second) || std::move(quick));
+        if (outcome.index() != 2)
+            co_return std::pair{make_error_code(errc::bad_response), error_code{}};
+        auto [ec, r] = std::get<2>(outcome);
+        co_return std::pair{ec, r.entry ? error_code{} : make_error_code(errc::not_found)};
+    };
+    // The short request got the reserved connection while both polls were pending (it
+    // would otherwise wait behind them and time out after 300 ms).
+    auto [ec, missing] = run(ioc, scenario());
+    CHECK_FALSE(ec);
+    CHECK_FALSE(missing);
+    CHECK(server.connections() <= 2);
+}
+
 TEST_CASE("cancelling a request completes with operation_aborted and frees its slot", "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, [](const received_request& r) {
