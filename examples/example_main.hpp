@@ -36,7 +36,9 @@ inline int run_example(const char* name, int argc, char** argv, example_body bod
     auto cfg = conclave::config_from_env();
     if (dev) {
         // No Consul at hand: an in-memory agent in this process, same HTTP API.
-        agent.emplace(ioc.get_executor(), conclave::dev::agent_config{});
+        conclave::dev::agent_config agent_cfg;
+        agent_cfg.port = 0; // any free port: several examples may run at once
+        agent.emplace(ioc.get_executor(), agent_cfg);
         agent->start();
         cfg.kind = conclave::client_config::transport::tcp;
         cfg.host = "127.0.0.1";
