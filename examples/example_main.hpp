@@ -33,13 +33,24 @@ inline int run_example(const char* name, int argc, char** argv, example_body bod
     const bool dev = argc > 1 && std::string_view{argv[1]} == "--dev";
     asio::io_context ioc;
     std::optional<conclave::dev::agent> agent;
-    auto cfg = conclave::config_from_env();
+    conclave::client_config cfg;
+    try {
+        cfg = conclave::config_from_env();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", name, e.what()); // names the variable to fix
+        return 1;
+    }
     if (dev) {
         // No Consul at hand: an in-memory agent in this process, same HTTP API.
         conclave::dev::agent_config agent_cfg;
         agent_cfg.port = 0; // any free port: several examples may run at once
         agent.emplace(ioc.get_executor(), agent_cfg);
-        agent->start();
+        try {
+            agent->start();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: cannot start the embedded agent: %s\n", name, e.what());
+            return 1;
+        }
         cfg.kind = conclave::client_config::transport::tcp;
         cfg.host = "127.0.0.1";
         cfg.port = agent->port();
