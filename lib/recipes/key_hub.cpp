@@ -56,7 +56,7 @@ void key_hub::saw_write(const kv_entry& e) {
     entry_ = e;
     state_index_ = e.modify_index;
     index_ = std::max(index_, e.modify_index);
-    changed.notify_all();
+    poke();
 }
 
 void key_hub::saw_read(std::optional<kv_entry> e, std::vector<kv_entry> contenders,
@@ -66,7 +66,7 @@ void key_hub::saw_read(std::optional<kv_entry> e, std::vector<kv_entry> contende
     failures_ = 0;
     if (!went_back && known_ && index < state_index_) {
         // Older than a local write we already know about: keep ours, block from there.
-        changed.notify_all(); // the failure count was reset
+        poke(); // the failure count was reset
         return;
     }
     // A read that went backwards (snapshot restore, restarted agent) is the new truth: the
@@ -82,7 +82,7 @@ void key_hub::saw_read(std::optional<kv_entry> e, std::vector<kv_entry> contende
     });
     state_index_ = index;
     index_ = index;
-    changed.notify_all();
+    poke();
 }
 
 bool key_hub::first_in_line(const hub_waiter& w) const {
@@ -98,7 +98,7 @@ bool key_hub::first_in_line(const hub_waiter& w) const {
 
 void key_hub::contender_gone(const std::string& k) {
     std::erase_if(contenders_, [&](const kv_entry& c) { return c.key == k; });
-    changed.notify_all();
+    poke();
 }
 
 void key_hub::prune_dead_contenders() {
@@ -120,7 +120,7 @@ void key_hub::forget() {
     known_ = false;
     ++restarts_;
     restart_.notify_all();
-    changed.notify_all();
+    poke();
 }
 
 namespace {
@@ -215,7 +215,7 @@ asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
         if (ec) {
             // Counted for the lease monitors' retry budget; waiters simply wait.
             ++failures_;
-            changed.notify_all();
+            poke();
             // As Go's monitor: a fixed wait between tries, so that the retry budget of the
             // lease monitors (monitor_retries × monitor_retry_wait) is an outage duration.
             auto pause = detail::sleep_for(settings_.monitor_retry_wait);

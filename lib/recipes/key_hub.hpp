@@ -43,6 +43,8 @@ struct hub_waiter {
     /// Fair mode: this waiter's contender key and its CreateIndex (empty once deleted).
     std::string contender_key;
     std::uint64_t contender_index = 0;
+    /// Wakes this waiter alone (e.g. when it reaches the front of the queue).
+    notifier wake;
     phase state = phase::waiting;
     std::optional<kv_entry> granted_entry;
 };
@@ -115,8 +117,15 @@ public:
     /// key, so nobody else tries meanwhile and the shared query waits for it.
     bool attempt_in_flight = false;
 
-    /// Wakes everyone (queue or attempt changes).
-    void poke() { changed.notify_all(); }
+    /// Wakes whoever may act on a change: the subscribers of `changed` (the waiter at the
+    /// front, lease monitors, fair-mode waiters) and the front waiter. Waiters further
+    /// back sleep on their own notifier: waking thousands of them on every change of the
+    /// key would cost O(waiters) per change for nothing.
+    void poke() {
+        changed.notify_all();
+        if (!queue.empty())
+            queue.front()->wake.notify_all();
+    }
 
     /// Called when a handle returned by subscribe() goes.
     void unsubscribe_for_handle();

@@ -107,11 +107,15 @@ asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contend
     co_await detail::with_deadline<bool>(std::move(op), clock::now() + l->opts.cleanup_timeout);
 }
 
-// Waits until the hub's state, the queue or the session changes, or `until`.
-asio::awaitable<void> wait_for_change(detail::key_hub& hub, session_state& s,
-                                      clock::time_point until) {
+// Waits until something this waiter may act on changes (the hub's state and queue at the
+// front; only reaching the front for waiters behind it, unless fair), the session, or
+// `until`.
+asio::awaitable<void> wait_for_change(detail::key_hub& hub, detail::hub_waiter& me,
+                                      session_state& s, clock::time_point until) {
     using namespace asio::experimental::awaitable_operators;
-    co_await (hub.changed.wait(until) || s.changed.wait(until));
+    const bool behind = !hub.fair() && !hub.queue.empty() && hub.queue.front().get() != &me;
+    auto& n = behind ? me.wake : hub.changed;
+    co_await (n.wait(until) || s.changed.wait(until));
 }
 
 // Marks a transaction of ours on the hub's key as in flight for its lifetime.
@@ -221,7 +225,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             if (hub.fair() && hub.known())
                 hub.prune_dead_contenders();
             if (!place.my_turn() || !hub.known()) {
-                co_await wait_for_change(hub, *s, wake_by());
+                co_await wait_for_change(hub, *place.me, *s, wake_by());
                 continue;
             }
 
@@ -243,7 +247,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             case detail::key_verdict::held_by_other:
                 looked = true;
                 // The hub's query tells us when it changes (released, deleted, taken over).
-                co_await wait_for_change(hub, *s, wake_by());
+                co_await wait_for_change(hub, *place.me, *s, wake_by());
                 continue;
             case detail::key_verdict::free:
                 break;
@@ -312,7 +316,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             case detail::refusal::other:
                 // Our view is older than the key: the hub's query, blocked at that view's
                 // index, returns with the news (bounded, in case nothing changes).
-                co_await wait_for_change(hub, *s,
+                co_await wait_for_change(hub, *place.me, *s,
                                          std::min(wake_by(), clock::now() + backoff.next()));
                 break;
             }
