@@ -12,6 +12,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <random>
+
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
@@ -134,9 +136,28 @@ read_prefix(std::shared_ptr<semaphore_state> sem, std::uint64_t index,
 }
 
 // Takes `session` out of the holder set (CAS, retried on races). Bounded by `deadline`.
+// After a lost CAS race on `.lock`: a random pause in [0, cap], cap doubling from 1 ms to
+// 32 ms. Why: every participant writes the same `.lock`; retrying at once in lockstep lets
+// the same few keep winning (seen in the benchmark: a release losing 16 races in a row to
+// three acquirers against an agent in another process).
+class cas_race_backoff {
+public:
+    clock::duration next() {
+        std::uniform_int_distribution<long> pick{0, cap_us_};
+        const auto d = std::chrono::microseconds{pick(rng_)};
+        cap_us_ = std::min<long>(cap_us_ * 2, 32000);
+        return d;
+    }
+
+private:
+    long cap_us_ = 1000;
+    std::minstd_rand rng_{std::random_device{}()};
+};
+
 asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_state> sem, std::string session,
                                           clock::time_point deadline) {
-    for (int attempt = 0; attempt < 16 && clock::now() < deadline; ++attempt) {
+    cas_race_backoff race;
+    while (clock::now() < deadline) {
         auto op = sem->consul.async_kv_get(sem->lock_key, query_options{}, asio::deferred);
         auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(op), deadline);
         if (ec)
@@ -154,7 +175,8 @@ asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_state> sem, 
             co_return tec;
         if (t.committed)
             co_return error_code{};
-        // Lost a CAS race with another participant: read again.
+        // Lost a CAS race with another participant: read again, a little later.
+        co_await detail::sleep_for(race.next(), deadline);
     }
     co_return make_error_code(errc::timeout);
 }
@@ -190,6 +212,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         } else {
             std::uint64_t index = 0;
             clock::duration backoff = std::chrono::milliseconds{50};
+            cas_race_backoff race;
             for (;;) {
                 if (s->check(clock::now())) {
                     result.first = s->lost;
@@ -260,7 +283,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                     break;
                 }
                 maybe_holder = false;
-                index = 0; // lost a CAS race: read again at once
+                index = 0; // lost a CAS race: read again, a little later
+                co_await detail::sleep_for(race.next(), deadline);
             }
         }
     } catch (const boost::system::system_error& e) {
