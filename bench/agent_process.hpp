@@ -2,6 +2,9 @@
 // the benchmark's event loop or CPU accounting.
 #pragma once
 
+#include "child_process.hpp"
+
+#include <memory>
 #include <string>
 #include <sys/types.h>
 
@@ -18,10 +21,10 @@ public:
 
     /// "127.0.0.1:<port>"
     const std::string& address() const { return address_; }
-    pid_t pid() const { return pid_; }
+    pid_t pid() const { return child_->pid(); }
 
 private:
-    pid_t pid_ = -1;
+    std::unique_ptr<child_process> child_;
     std::string address_;
 };
 
