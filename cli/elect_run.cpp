@@ -3,6 +3,7 @@
 #include "elect_run.hpp"
 #include "exit_codes.hpp"
 #include "session_keeper.hpp"
+#include "startup_check.hpp"
 
 #include <conclave/elector.hpp>
 
@@ -114,17 +115,6 @@ asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
             st.child->signal(sig);
         st.request_stop(exit_code::interrupted_base + sig);
     }
-}
-
-asio::awaitable<error_code> agent_reachable(client& consul) {
-    write_options opts;
-    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
-    co_return ec;
-}
-
-asio::awaitable<int> next_signal(asio::signal_set& signals) {
-    auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
-    co_return ec ? 0 : sig;
 }
 
 // The status a shell would report for the child: its exit status, or 128 + the signal.
@@ -294,20 +284,8 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
 
 asio::awaitable<int> run_elect(const elect_settings& cfg, client& consul,
                                asio::signal_set& signals) {
-    // Reachable at all? (A read: cancelling it on a signal leaves nothing behind.)
-    {
-        auto r = co_await (agent_reachable(consul) || next_signal(signals));
-        if (r.index() == 1) {
-            say("Shutdown triggered before campaigning");
-            co_return exit_code::interrupted_base + std::get<1>(r);
-        }
-        if (const auto ec = std::get<0>(r); ec) {
-            say("Error querying Consul agent at " + consul.config().describe_address() + ": " +
-                ec.message() +
-                ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.");
-            co_return exit_code::error;
-        }
-    }
+    if (auto stop = co_await check_agent(consul, signals, "campaigning"))
+        co_return *stop;
     const auto ex = co_await asio::this_coro::executor;
     elect_state st(cfg, ex);
     co_await (campaign(st, consul) || listen(signals, st));

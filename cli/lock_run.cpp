@@ -5,6 +5,7 @@
 #include "lock_holder.hpp"
 #include "lock_run.hpp"
 #include "session_keeper.hpp"
+#include "startup_check.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -41,20 +42,9 @@ void say(const std::string& text) {
 
 // Every race below is "whichever happens first", so each arm returns a value (never
 // throws): `||` then completes with the first arm to finish and cancels the others.
-asio::awaitable<int> next_signal(asio::signal_set& signals) {
-    auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
-    co_return ec ? 0 : sig;
-}
-
 asio::awaitable<bool> expires(asio::steady_timer& t) {
     auto [ec] = co_await t.async_wait(tuple_awaitable);
     co_return !ec;
-}
-
-asio::awaitable<error_code> agent_reachable(client& consul) {
-    write_options opts;
-    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
-    co_return ec;
 }
 
 std::string describe_loss(const error_code& ec) {
@@ -115,20 +105,8 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool
 asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::signal_set& signals) {
     auto ex = co_await asio::this_coro::executor;
 
-    // Reachable at all? (A read: cancelling it on a signal leaves nothing behind.)
-    {
-        auto r = co_await (agent_reachable(consul) || next_signal(signals));
-        if (r.index() == 1) {
-            say("Shutdown triggered before lock acquisition");
-            co_return exit_code::interrupted_base + std::get<1>(r);
-        }
-        if (const auto ec = std::get<0>(r); ec) {
-            say("Error querying Consul agent at " + consul.config().describe_address() + ": " +
-                ec.message() +
-                ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.");
-            co_return exit_code::error;
-        }
-    }
+    if (auto stop = co_await check_agent(consul, signals, "lock acquisition"))
+        co_return *stop;
 
     // Not raced with signals: a create cancelled after it reached Consul would leave a
     // session nobody destroys. It is bounded by the client's request timeout.
