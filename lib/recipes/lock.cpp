@@ -240,17 +240,11 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 result.second = make_lease(l, s, *known);
                 break;
             }
-            switch (verdict) {
-            case detail::key_verdict::conflict:
-            case detail::key_verdict::ours:
-                break; // (handled above)
-            case detail::key_verdict::held_by_other:
+            if (verdict == detail::key_verdict::held_by_other) {
                 looked = true;
                 // The hub's query tells us when it changes (released, deleted, taken over).
                 co_await wait_for_change(hub, *place.me, *s, wake_by());
                 continue;
-            case detail::key_verdict::free:
-                break;
             }
 
             // Free: take it and read it back in one transaction. The check keeps the
