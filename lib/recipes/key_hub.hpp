@@ -46,7 +46,8 @@ struct hub_waiter {
     /// Wakes this waiter alone (e.g. when it reaches the front of the queue).
     notifier wake;
     phase state = phase::waiting;
-    std::optional<kv_entry> granted_entry;
+    /// On the heap: only a granted waiter has one, and thousands may wait.
+    std::unique_ptr<kv_entry> granted_entry;
 };
 
 class key_hub : public std::enable_shared_from_this<key_hub> {

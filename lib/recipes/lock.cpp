@@ -7,7 +7,6 @@
 #include "recipes/lock_state.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -112,10 +111,9 @@ asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contend
 // `until`.
 asio::awaitable<void> wait_for_change(detail::key_hub& hub, detail::hub_waiter& me,
                                       session_state& s, clock::time_point until) {
-    using namespace asio::experimental::awaitable_operators;
     const bool behind = !hub.fair() && !hub.queue.empty() && hub.queue.front().get() != &me;
     auto& n = behind ? me.wake : hub.changed;
-    co_await (n.wait(until) || s.changed.wait(until));
+    co_await detail::notifier::wait_either(n, s.changed, until);
 }
 
 // Marks a transaction of ours on the hub's key as in flight for its lifetime.
@@ -168,9 +166,65 @@ lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_sta
         std::make_shared<lease_state>(std::move(l), std::move(s), std::move(t)));
 }
 
+// Fair mode: writes the waiter's contender key, retrying transient failures within the
+// budget. Its own coroutine: a parked waiter keeps only the loop's frame.
+asio::awaitable<error_code> enter_line(detail::key_hub& hub, detail::hub_waiter& me,
+                                       deadline_t deadline) {
+    retry_backoff backoff;
+    for (;;) {
+        auto ec = co_await enqueue(hub, me, deadline);
+        if (!ec || past(deadline))
+            co_return error_code{}; // entered, or out of time (an empty result)
+        if (!is_retryable(ec))
+            co_return ec;
+        co_await detail::sleep_for(backoff.next(), deadline);
+    }
+}
+
+// One attempt at a free key: take it and read it back in one transaction. The check keeps
+// the transaction from overwriting a key that changed since we looked at it (for instance
+// a foreign key with other flags). In fair mode it also leaves the line.
+asio::awaitable<std::pair<error_code, txn_result>>
+take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, deadline_t deadline) {
+    std::vector<txn_op> ops;
+    if (known)
+        ops.push_back(txn_op::check_index(l.key, known->modify_index));
+    else
+        ops.push_back(txn_op::check_not_exists(l.key));
+    ops.push_back(txn_op::lock(l.key, me.session->id, l.opts.value, lock_flag_value));
+    if (!me.contender_key.empty())
+        ops.push_back(txn_op::remove(me.contender_key));
+    ops.push_back(txn_op::get(l.key));
+    attempt_scope attempt{*l.hub};
+    auto op = l.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    // The one attempt a spent budget still allows gets a little time.
+    if (deadline)
+        deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
+    co_return co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+}
+
+// Whether the waiter still has a contender key to delete when its acquire ends (a lease
+// without a write keeps none).
+bool still_in_line(const detail::hub_waiter& me) {
+    return !me.contender_key.empty() && me.state != detail::hub_waiter::phase::granted;
+}
+
+// When the acquire ends: releases the key if an attempt of ours may have taken it (the
+// acquire failed or was cancelled meanwhile), and leaves the fair line. Bounded; the caller
+// has made it uncancellable.
+asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_waiter& me,
+                                     bool maybe_holding) {
+    if (maybe_holding)
+        co_await undo_acquire(l, me.session->id);
+    if (still_in_line(me))
+        co_await dequeue(l, me.contender_key);
+}
+
 // The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
 // front tries, the others wait for their turn (no herd), and a local release hands the
 // key to the front waiter directly. The key's state comes from the hub's shared query.
+// Thousands of waiters may park here: what lives across its awaits is kept small, and the
+// attempt, the fair-mode enqueue and the cleanup are coroutines of their own.
 asio::awaitable<acquire_result>
 acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, deadline_t deadline) {
     auto& hub = *l->hub;
@@ -192,17 +246,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
     try {
         if (hub.fair()) {
             place.me->contender_key = contender_key_for(hub, s->id);
-            for (;;) {
-                auto ec = co_await enqueue(hub, *place.me, deadline);
-                if (!ec)
-                    break;
-                if (past(deadline) || !is_retryable(ec)) {
-                    if (!past(deadline))
-                        result.first = ec;
-                    break;
-                }
-                co_await detail::sleep_for(backoff.next(), deadline);
-            }
+            result.first = co_await enter_line(hub, *place.me, deadline);
         }
         for (;;) {
             if (result.first || (hub.fair() && place.me->contender_index == 0))
@@ -247,31 +291,8 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 continue;
             }
 
-            // Free: take it and read it back in one transaction. The check keeps the
-            // transaction from overwriting a key that changed since we looked at it (for
-            // instance a foreign key with other flags).
-            std::vector<txn_op> ops;
-            if (known)
-                ops.push_back(txn_op::check_index(l->key, known->modify_index));
-            else
-                ops.push_back(txn_op::check_not_exists(l->key));
-            ops.push_back(txn_op::lock(l->key, s->id, l->opts.value, lock_flag_value));
-            if (!place.me->contender_key.empty())
-                ops.push_back(txn_op::remove(place.me->contender_key)); // leaves the line
-            ops.push_back(txn_op::get(l->key));
-            std::pair<error_code, txn_result> outcome;
-            {
-                attempt_scope attempt{hub};
-                maybe_holding = true;
-                auto op = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-                // The one attempt a spent budget still allows gets a little time.
-                auto attempt_deadline = deadline;
-                if (deadline)
-                    attempt_deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
-                outcome = co_await detail::with_optional_deadline<txn_result>(std::move(op),
-                                                                              attempt_deadline);
-            }
-            auto& [ec, t] = outcome;
+            maybe_holding = true;
+            auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
             if (ec) {
                 // Unknown outcome. Giving up: the cleanup below releases it if it was
                 // applied. Retrying: read the key first (it may say we hold it).
@@ -297,22 +318,18 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 result.second = make_lease(l, s, e);
                 break;
             }
-            switch (detail::classify_refusal(t.errors)) {
-            case detail::refusal::lock_delay:
+            const auto why = detail::classify_refusal(t.errors);
+            if (why == detail::refusal::lock_delay) {
                 co_await detail::sleep_for(delay_backoff.next(), deadline);
-                break;
-            case detail::refusal::session_gone:
+            } else if (why == detail::refusal::session_gone) {
                 s->gone_on_server = true;
                 s->mark_lost(make_error_code(errc::session_invalidated));
-                break;
-            case detail::refusal::held:
-            case detail::refusal::stale:
-            case detail::refusal::other:
-                // Our view is older than the key: the hub's query, blocked at that view's
-                // index, returns with the news (bounded, in case nothing changes).
+            } else {
+                // Held, stale or other: our view is older than the key. The hub's query,
+                // blocked at that view's index, returns with the news (bounded, in case
+                // nothing changes).
                 co_await wait_for_change(hub, *place.me, *s,
                                          std::min(wake_by(), clock::now() + backoff.next()));
-                break;
             }
         }
     } catch (const boost::system::system_error& e) {
@@ -320,15 +337,11 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             throw;
         cancelled = true;
     }
-    const bool in_line =
-        !place.me->contender_key.empty() && place.me->state != detail::hub_waiter::phase::granted;
-    if (maybe_holding || in_line) {
+    if (maybe_holding || still_in_line(*place.me)) {
+        // Even after a cancellation (which would make any further await throw).
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state();
-        if (maybe_holding)
-            co_await undo_acquire(l, s->id);
-        if (in_line)
-            co_await dequeue(l, place.me->contender_key);
+        co_await leave_no_trace(l, *place.me, maybe_holding);
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
@@ -352,18 +365,11 @@ asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
     co_return deleted ? error_code{} : make_error_code(errc::conflict);
 }
 
-asio::awaitable<std::pair<error_code, lock_lease>> acquire(std::shared_ptr<lock_state> l,
-                                                           std::shared_ptr<session_state> s) {
-    auto [ec, lease] = co_await acquire_loop(std::move(l), std::move(s), std::nullopt);
-    if (!ec && !lease)
-        ec = make_error_code(errc::timeout); // cannot happen without a deadline
-    co_return std::pair<error_code, lock_lease>{ec, lease ? std::move(*lease) : lock_lease{}};
-}
-
-asio::awaitable<acquire_result> try_acquire(std::shared_ptr<lock_state> l,
-                                            std::shared_ptr<session_state> s,
-                                            std::chrono::milliseconds budget) {
-    co_return co_await acquire_loop(std::move(l), std::move(s), clock::now() + budget);
+// async_acquire's result: waiting without a deadline ends with a lease or an error.
+std::pair<error_code, lock_lease> to_acquire_result(acquire_result r) {
+    if (!r.first && !r.second)
+        r.first = make_error_code(errc::timeout); // cannot happen without a deadline
+    return {r.first, r.second ? std::move(*r.second) : lock_lease{}};
 }
 
 void require_session(const std::shared_ptr<session_state>& s) {
@@ -385,7 +391,8 @@ void lock::acquire_impl(state_ptr l, session_ptr s,
                         asio::any_completion_handler<void(error_code, lock_lease)> h) {
     require_session(s);
     auto ex = l->consul.get_executor();
-    detail::spawn_op(ex, acquire(std::move(l), std::move(s)), std::move(h));
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt), std::move(h),
+                     to_acquire_result);
 }
 
 void lock::try_acquire_impl(
@@ -393,7 +400,8 @@ void lock::try_acquire_impl(
     asio::any_completion_handler<void(error_code, std::optional<lock_lease>)> h) {
     require_session(s);
     auto ex = l->consul.get_executor();
-    detail::spawn_op(ex, try_acquire(std::move(l), std::move(s), budget), std::move(h));
+    auto deadline = clock::now() + budget;
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), deadline), std::move(h));
 }
 
 void lock::destroy_impl(state_ptr l, asio::any_completion_handler<void(error_code)> h) {

@@ -86,7 +86,7 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
             if (handed_over || ec) // it holds (or may hold) the key but reported failure
                 undo_handoff(hub, *next, lock.opts.cleanup_timeout);
         } else if (handed_over) {
-            next->granted_entry = t.results.back();
+            next->granted_entry = std::make_unique<kv_entry>(t.results.back());
             next->state = phase::granted;
             if (!next->contender_key.empty()) {
                 hub->contender_gone(next->contender_key);

@@ -3,9 +3,9 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
 #include <list>
@@ -20,16 +20,22 @@ public:
 
     /// Suspends until notify_all() or `until`, whichever comes first, then returns: the
     /// caller re-checks its state. Cancellation of the calling coroutine ends the wait; the
-    /// caller's next co_await then throws operation_aborted.
+    /// caller's next co_await then throws operation_aborted. (The waits await a deferred
+    /// operation: unlike use_awaitable, that allocates no extra coroutine frame per wait.)
     asio::awaitable<void> wait(clock::time_point until) {
         asio::steady_timer timer{co_await asio::this_coro::executor, until};
-        const auto it = waiters_.insert(waiters_.end(), &timer);
-        struct unlink {
-            std::list<asio::steady_timer*>& list;
-            std::list<asio::steady_timer*>::iterator it;
-            ~unlink() { list.erase(it); }
-        } guard{waiters_, it};
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        const listener on_this{*this, timer};
+        co_await timer.async_wait(asio::as_tuple(asio::deferred));
+    }
+
+    /// Like wait(), woken by either notifier. One timer listens to both: cheaper than
+    /// `a.wait(t) || b.wait(t)` (which runs two coroutines and a parallel group), and it
+    /// matters where thousands of waiters park.
+    static asio::awaitable<void> wait_either(notifier& a, notifier& b, clock::time_point until) {
+        asio::steady_timer timer{co_await asio::this_coro::executor, until};
+        const listener on_a{a, timer};
+        const listener on_b{b, timer};
+        co_await timer.async_wait(asio::as_tuple(asio::deferred));
     }
 
     void notify_all() {
@@ -40,6 +46,21 @@ public:
     std::size_t waiting() const noexcept { return waiters_.size(); }
 
 private:
+    // Registers a timer for the listener's lifetime: notify_all() cancels its wait.
+    class listener {
+    public:
+        listener(notifier& n, asio::steady_timer& t)
+            : list_(n.waiters_)
+            , it_(list_.insert(list_.end(), &t)) {}
+        ~listener() { list_.erase(it_); }
+        listener(const listener&) = delete;
+        listener& operator=(const listener&) = delete;
+
+    private:
+        std::list<asio::steady_timer*>& list_;
+        std::list<asio::steady_timer*>::iterator it_;
+    };
+
     std::list<asio::steady_timer*> waiters_;
 };
 

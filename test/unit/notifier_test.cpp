@@ -1,0 +1,111 @@
+// The notifier: waking, deadlines, cancellation, and wait_either's single timer listening
+// to two notifiers. An io_context and timers only: no sockets.
+#include "recipes/notifier.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <optional>
+
+namespace asio = boost::asio;
+using conclave::detail::notifier;
+using clock_type = notifier::clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+// How a waiting coroutine ended.
+struct outcome {
+    bool returned = false;   ///< the wait returned
+    bool threw_next = false; ///< the await after it threw operation_aborted
+    std::optional<clock_type::duration> took;
+};
+
+// Waits on a and b (forever unless `until` says otherwise), then awaits once more, as the
+// recipes' loops do, to see whether a cancellation surfaces there.
+asio::awaitable<void> wait_on_both(notifier& a, notifier& b, clock_type::time_point until,
+                                   outcome& out) {
+    const auto start = clock_type::now();
+    co_await notifier::wait_either(a, b, until);
+    out.returned = true;
+    out.took = clock_type::now() - start;
+    try {
+        co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+    } catch (const boost::system::system_error& e) {
+        out.threw_next = e.code() == asio::error::operation_aborted;
+    }
+}
+
+} // namespace
+
+TEST_CASE("wait_either wakes on either notifier and leaves neither registered", "[notifier]") {
+    for (int which = 0; which < 2; ++which) {
+        asio::io_context ioc;
+        notifier a, b;
+        outcome out;
+        asio::co_spawn(ioc, wait_on_both(a, b, clock_type::time_point::max(), out), asio::detached);
+        ioc.poll(); // the coroutine parks
+        CHECK_FALSE(out.returned);
+        CHECK(a.waiting() == 1);
+        CHECK(b.waiting() == 1);
+        (which == 0 ? a : b).notify_all();
+        ioc.run();
+        CHECK(out.returned);
+        CHECK_FALSE(out.threw_next);
+        CHECK(a.waiting() == 0);
+        CHECK(b.waiting() == 0);
+    }
+}
+
+TEST_CASE("wait_either returns at its deadline when nobody notifies", "[notifier]") {
+    asio::io_context ioc;
+    notifier a, b;
+    outcome out;
+    asio::co_spawn(ioc, wait_on_both(a, b, clock_type::now() + 20ms, out), asio::detached);
+    ioc.run();
+    REQUIRE(out.took);
+    CHECK(*out.took >= 20ms);
+    CHECK(a.waiting() == 0);
+    CHECK(b.waiting() == 0);
+}
+
+TEST_CASE("a cancelled wait_either ends, and the next await throws", "[notifier][cancel]") {
+    asio::io_context ioc;
+    notifier a, b;
+    outcome out;
+    asio::cancellation_signal cancel;
+    asio::co_spawn(ioc, wait_on_both(a, b, clock_type::time_point::max(), out),
+                   asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    ioc.poll();
+    CHECK(a.waiting() == 1);
+    cancel.emit(asio::cancellation_type::terminal);
+    ioc.run();
+    CHECK(out.returned);
+    CHECK(out.threw_next);
+    CHECK(a.waiting() == 0);
+    CHECK(b.waiting() == 0);
+}
+
+TEST_CASE("notify_all wakes every waiter of one notifier", "[notifier]") {
+    asio::io_context ioc;
+    notifier shared, other_a, other_b;
+    outcome first, second;
+    asio::co_spawn(ioc, wait_on_both(shared, other_a, clock_type::time_point::max(), first),
+                   asio::detached);
+    asio::co_spawn(ioc, wait_on_both(other_b, shared, clock_type::time_point::max(), second),
+                   asio::detached);
+    ioc.poll();
+    CHECK(shared.waiting() == 2);
+    shared.notify_all();
+    ioc.run();
+    CHECK(first.returned);
+    CHECK(second.returned);
+    CHECK(shared.waiting() == 0);
+}
