@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -224,6 +225,12 @@ asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
             continue;
         }
         saw_read(std::move(r.entry), std::move(r.contenders), r.index);
+        if (!queue.empty()) {
+            // Let the waiter just woken run first: its attempt marks itself in flight (the
+            // next read then waits for it) and gets the connection this read just freed,
+            // instead of the next read taking it and the attempt opening another.
+            co_await asio::post(consul.get_executor(), asio::deferred);
+        }
     }
     (void)self; // keeps the hub alive while the query runs
 }
