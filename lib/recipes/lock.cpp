@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <atomic>
 
 namespace conclave {
@@ -80,7 +81,9 @@ std::string contender_key_for(const detail::key_hub& hub, const std::string& ses
 asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me,
                                     const deadline_t& deadline) {
     std::vector<txn_op> ops;
-    ops.push_back(txn_op::lock(me.contender_key, me.session->id, "", 0));
+    // Its value is the lock's value: a holder in another process that hands this waiter
+    // the key writes it (see release_lease).
+    ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
     ops.push_back(txn_op::get(me.contender_key));
     auto op = hub.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
     auto [ec, t] = co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
@@ -99,11 +102,35 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
 }
 
 // Deletes the waiter's contender key (bounded; a key left by a failure ends with the
-// session and is pruned by the others meanwhile).
-asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contender_key) {
-    auto op =
+// session and is pruned by the others meanwhile). An acquire that ends without a lease
+// (cancelled, timed out) may have been handed the key by a holder in another process just
+// before the delete: then it releases the key again.
+asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contender_key,
+                              std::string session, bool has_lease) {
+    const auto until = clock::now() + l->opts.cleanup_timeout;
+    auto del =
         l->consul.async_kv_delete(std::move(contender_key), kv_delete_options{}, asio::deferred);
-    co_await detail::with_deadline<bool>(std::move(op), clock::now() + l->opts.cleanup_timeout);
+    co_await detail::with_deadline<bool>(std::move(del), until);
+    if (has_lease)
+        co_return;
+    auto get = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
+    auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(get), until);
+    if (ec || (r.entry && r.entry->session == session && r.entry->flags == lock_flag_value))
+        co_await detail::release_for(l->hub, std::move(session), l->opts.value,
+                                     l->opts.cleanup_timeout);
+}
+
+// Fair mode: whether a holder in another process handed this waiter the key (its release
+// wrote the key locked by our session and deleted our contender key; see release_lease).
+bool handed_by_another_process(const detail::key_hub& hub, const detail::hub_waiter& me) {
+    if (!hub.fair() || !hub.known() || hub.attempt_in_flight || !hub.entry() ||
+        me.contender_index == 0 || hub.state_index() < me.contender_index)
+        return false;
+    const kv_entry& e = *hub.entry();
+    if (e.flags != lock_flag_value || e.session != me.session->id)
+        return false;
+    return std::none_of(hub.contenders().begin(), hub.contenders().end(),
+                        [&](const kv_entry& c) { return c.key == me.contender_key; });
 }
 
 // Waits until something this waiter may act on changes (the hub's state and queue at the
@@ -213,11 +240,11 @@ bool still_in_line(const detail::hub_waiter& me) {
 // acquire failed or was cancelled meanwhile), and leaves the fair line. Bounded; the caller
 // has made it uncancellable.
 asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_waiter& me,
-                                     bool maybe_holding) {
+                                     bool maybe_holding, bool has_lease) {
     if (maybe_holding)
         co_await undo_acquire(l, me.session->id);
     if (still_in_line(me))
-        co_await dequeue(l, me.contender_key);
+        co_await dequeue(l, me.contender_key, me.session->id, has_lease);
 }
 
 // The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
@@ -264,6 +291,11 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             // seen taken or an attempt failed, or when Consul cannot be read at all.
             if (past(deadline) && (looked || hub.failures() > 0))
                 break; // not acquired in time: empty result
+            if (handed_by_another_process(hub, *place.me)) {
+                place.me->contender_key.clear(); // the handing release deleted it
+                result.second = make_lease(l, s, *hub.entry());
+                break;
+            }
             if (hub.known() && !place.my_turn())
                 looked = true; // taken, or local waiters are ahead of us
             if (hub.fair() && hub.known())
@@ -341,7 +373,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
         // Even after a cancellation (which would make any further await throw).
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state();
-        co_await leave_no_trace(l, *place.me, maybe_holding);
+        co_await leave_no_trace(l, *place.me, maybe_holding, result.second.has_value());
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};

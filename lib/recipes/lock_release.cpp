@@ -53,17 +53,45 @@ void undo_handoff(const std::shared_ptr<key_hub>& hub, const hub_waiter& w,
                    [](std::exception_ptr) {});
 }
 
+// Fair mode: the oldest contender with a live session, when it waits in another process
+// (a local one is next_in_line's). The release then hands the key to it too: the lock
+// written with its session and its value (its contender key carries it), its contender key
+// deleted as last seen (so a contender that left meanwhile is not handed anything). It
+// learns from its own query that its session holds the key: 1.5 round trips per handoff
+// instead of release, wake, and an acquire of its own.
+std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& releasing) {
+    if (!hub.fair() || !hub.known() || hub.attempt_in_flight)
+        return std::nullopt;
+    for (const auto& c : hub.contenders()) {
+        if (c.session.empty())
+            continue; // dead: pruned
+        const bool local = std::any_of(hub.queue.begin(), hub.queue.end(),
+                                       [&](const auto& w) { return w->contender_key == c.key; });
+        if (local || c.session == releasing)
+            return std::nullopt;
+        return c;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
-asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
+asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool hand_over) {
     if (L->released)
         co_return error_code{};
     auto& lock = *L->lock;
     auto hub = lock.hub;
-    auto next = next_in_line(*hub);
+    auto next = hand_over ? next_in_line(*hub) : nullptr;
+    auto elsewhere = hand_over && !next ? next_elsewhere(*hub, L->token.session) : std::nullopt;
 
     std::vector<txn_op> ops{
         txn_op::unlock(L->token.key, L->token.session, lock.opts.value, lock_flag_value)};
+    if (elsewhere) {
+        ops.push_back(
+            txn_op::lock(L->token.key, elsewhere->session, elsewhere->value, lock_flag_value));
+        ops.push_back(txn_op::remove_cas(elsewhere->key, elsewhere->modify_index));
+        ops.push_back(txn_op::get(L->token.key));
+    }
     if (next) {
         ops.push_back(txn_op::lock(L->token.key, next->session->id, next->value, lock_flag_value));
         if (!next->contender_key.empty())
@@ -100,17 +128,19 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L) {
         hub->forget(); // the key may have changed hands: everyone reads it again
         co_return ec;  // unknown outcome: still counts as held, the caller may retry
     }
-    if (!t.committed && next) {
-        const bool ours_failed = std::any_of(t.errors.begin(), t.errors.end(),
-                                             [](const txn_error& e) { return e.op_index == 0; });
-        if (!ours_failed) {
-            // The waiter could not take it (its session is gone): mark it so that it ends,
-            // and release plainly.
+    const bool ours_failed = std::any_of(t.errors.begin(), t.errors.end(),
+                                         [](const txn_error& e) { return e.op_index == 0; });
+    if (!t.committed && (next || elsewhere) && !ours_failed) {
+        // The waiter could not take it: its session is gone (a local one is marked so
+        // that it ends), or another process's contender left the line. Release plainly.
+        if (next) {
             next->session->gone_on_server = true;
             next->session->mark_lost(make_error_code(errc::session_invalidated));
-            co_return co_await release_lease(std::move(L));
         }
+        co_return co_await release_lease(std::move(L), false);
     }
+    if (t.committed && elsewhere)
+        hub->contender_gone(elsewhere->key);
     L->released = true;
     if (t.committed)
         hub->saw_write(t.results.back()); // the next acquire can check against this index

@@ -16,8 +16,10 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
 
 /// The holder's release. When a local waiter is at the front of the hub's queue, the same
 /// transaction that releases the key acquires it for that waiter (one round trip per
-/// handoff, and the key is never free for a herd to race for); otherwise a plain release.
-/// Transport error: unknown outcome, the lease stays held and the caller may retry.
-asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L);
+/// handoff, and the key is never free for a herd to race for). In fair mode, when the
+/// oldest contender waits in another process, the transaction hands the key to it the same
+/// way. Otherwise (or with `hand_over` false) a plain release. Transport error: unknown
+/// outcome, the lease stays held and the caller may retry.
+asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool hand_over = true);
 
 } // namespace conclave::detail

@@ -1,12 +1,16 @@
 // Fair mode: waiters of several processes (here: several clients, each with its own hub,
 // as separate processes would have) are served in arrival order via contender keys.
+#include "recipes/key_hub.hpp"
 #include "recipes_fixture.hpp"
 
 #include <conclave/lock.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 
@@ -19,6 +23,21 @@ namespace {
 
 lock_options fair() {
     return lock_options{}.with_fair();
+}
+
+std::uint64_t count(const dev::agent_stats& s, const std::string& endpoint) {
+    auto it = s.by_endpoint.find(endpoint);
+    return it == s.by_endpoint.end() ? 0 : it->second;
+}
+
+// Waits until the fair-mode hub of `c` on `key` has read the state as of `index` (so a
+// release decides on a view that includes the contender keys written up to there).
+asio::awaitable<void> hub_caught_up(const client& c, const std::string& key, std::uint64_t index) {
+    conclave::detail::key_hub::settings fair_hub;
+    fair_hub.fair = true;
+    auto hub = conclave::detail::key_hub::of(c, key, fair_hub);
+    while (hub->state_index() < index)
+        co_await hub->changed.wait(std::chrono::steady_clock::now() + 1s);
 }
 
 } // namespace
@@ -163,6 +182,120 @@ TEST_CASE_METHOD(recipes_fixture, "fair mode: a cancelled or timed-out waiter le
         CHECK(queue.keys.empty());
         co_await held.async_release();
         co_await mutex_a.async_destroy();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "fair mode: a release hands the key to the next waiter of another process "
+                 "in the same transaction",
+                 "[lock][fair][hub]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        client other{ioc.get_executor(), server.client_config()}; // "another process"
+        auto a = co_await session::async_create(consul, quick(5s));
+        auto b = co_await session::async_create(other, quick(5s));
+        lock mine{consul, p + "f", fair()};
+        lock theirs{other, p + "f", fair().with_value("b:8080")};
+        auto held = co_await mine.async_acquire(a);
+        // The holder watches its lease, as holders do: its hub's query stays current.
+        auto watching = held.async_wait_lost(asio::deferred);
+        asio::co_spawn(ioc, std::move(watching)(awaitable_tuple), asio::detached);
+
+        lock_lease got;
+        countdown acquired{ioc.get_executor(), 1};
+        auto wait_b = [&]() -> asio::awaitable<void> {
+            got = co_await theirs.async_acquire(b);
+            acquired.count_down();
+        };
+        asio::co_spawn(ioc, wait_b(), asio::detached);
+        // b is in line once its contender key exists; the holder's hub must have seen it.
+        auto queue = co_await consul.async_kv_list(p + "f/.queue/");
+        while (queue.entries.empty())
+            queue = co_await consul.async_kv_list(p + "f/.queue/",
+                                                  query_options::blocking(queue.meta.index, 1s));
+        co_await hub_caught_up(consul, p + "f", queue.meta.index);
+
+        server.agent()->reset_stats();
+        co_await held.async_release();
+        co_await acquired.wait();
+        const auto stats = server.agent()->stats();
+        CHECK(count(stats, "PUT /v1/txn") == 1); // the release; b wrote nothing
+        CHECK(count(stats, "PUT /v1/kv") == 0);
+        CHECK(count(stats, "DELETE /v1/kv") == 0);
+        CHECK(got.token().session == b.id());
+        auto entry = co_await consul.async_kv_get(p + "f");
+        REQUIRE(entry.entry);
+        CHECK(entry.entry->session == b.id());
+        CHECK(entry.entry->value == "b:8080"); // b's value, carried by its contender key
+        CHECK(entry.entry->flags == lock_flag_value);
+        CHECK(got.token().modify_index == entry.entry->modify_index);
+        queue = co_await consul.async_kv_list(p + "f/.queue/");
+        CHECK(queue.entries.empty());
+
+        co_await got.async_release();
+        co_await mine.async_destroy();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "fair mode: a waiter of another process cancelled around the handoff "
+                 "never holds the key after reporting failure",
+                 "[lock][fair][cancel]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        client other{ioc.get_executor(), server.client_config()};
+        auto a = co_await session::async_create(consul, quick(5s));
+        auto b = co_await session::async_create(other, quick(5s));
+        lock mine{consul, p + "f", fair()};
+        lock theirs{other, p + "f", fair()};
+        // The cancellation lands at different moments of the handoff in different rounds:
+        // before b's query saw it, while b takes it, after.
+        for (int round = 0; round < 6; ++round) {
+            auto held = co_await mine.async_acquire(a);
+            auto watching = held.async_wait_lost(asio::deferred);
+            asio::co_spawn(ioc, std::move(watching)(awaitable_tuple), asio::detached);
+            asio::cancellation_signal cancel;
+            std::optional<std::pair<error_code, lock_lease>> outcome;
+            countdown ended{ioc.get_executor(), 1};
+            auto wait_b = [&]() -> asio::awaitable<void> {
+                auto token = asio::bind_cancellation_slot(cancel.slot(), awaitable_tuple);
+                auto [ec, lease] = co_await theirs.async_acquire(b, token);
+                outcome.emplace(ec, std::move(lease));
+                ended.count_down();
+            };
+            asio::co_spawn(ioc, wait_b(), asio::detached);
+            auto queue = co_await consul.async_kv_list(p + "f/.queue/");
+            while (queue.entries.empty())
+                queue = co_await consul.async_kv_list(
+                    p + "f/.queue/", query_options::blocking(queue.meta.index, 1s));
+            co_await hub_caught_up(consul, p + "f", queue.meta.index);
+
+            co_await held.async_release();
+            for (int turn = 0; turn < round; ++turn) // let the handoff progress a little
+                co_await asio::post(ioc, asio::use_awaitable);
+            if (!outcome)
+                cancel.emit(asio::cancellation_type::terminal);
+            co_await ended.wait();
+            REQUIRE(outcome);
+            auto entry = co_await consul.async_kv_get(p + "f");
+            const bool b_holds = entry.entry && entry.entry->session == b.id();
+            if (outcome->first) {
+                CHECK(outcome->first == asio::error::operation_aborted);
+                CHECK_FALSE(b_holds); // cancellation never looks like success
+            } else {
+                CHECK(b_holds);
+                co_await outcome->second.async_release();
+            }
+            queue = co_await consul.async_kv_list(p + "f/.queue/");
+            CHECK(queue.entries.empty());
+        }
+        co_await mine.async_destroy();
         co_await a.async_destroy();
         co_await b.async_destroy();
     };
