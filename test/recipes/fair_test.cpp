@@ -30,13 +30,18 @@ std::uint64_t count(const dev::agent_stats& s, const std::string& endpoint) {
     return it == s.by_endpoint.end() ? 0 : it->second;
 }
 
-// Waits until the fair-mode hub of `c` on `key` has read the state as of `index` (so a
-// release decides on a view that includes the contender keys written up to there).
-asio::awaitable<void> hub_caught_up(const client& c, const std::string& key, std::uint64_t index) {
+// Waits until a contender is in line on `key` (its contender key exists) and the fair-mode
+// hub of `c` on `key` has read a state that includes it: a release on `c` then decides on a
+// view that shows that contender.
+asio::awaitable<void> seen_in_line(client c, std::string key) {
+    auto queue = co_await c.async_kv_list(key + "/.queue/");
+    while (queue.entries.empty())
+        queue = co_await c.async_kv_list(key + "/.queue/",
+                                         query_options::blocking(queue.meta.index, 1s));
     conclave::detail::key_hub::settings fair_hub;
     fair_hub.fair = true;
     auto hub = conclave::detail::key_hub::of(c, key, fair_hub);
-    while (hub->state_index() < index)
+    while (hub->state_index() < queue.meta.index)
         co_await hub->changed.wait(std::chrono::steady_clock::now() + 1s);
 }
 
@@ -212,12 +217,7 @@ TEST_CASE_METHOD(recipes_fixture,
             acquired.count_down();
         };
         asio::co_spawn(ioc, wait_b(), asio::detached);
-        // b is in line once its contender key exists; the holder's hub must have seen it.
-        auto queue = co_await consul.async_kv_list(p + "f/.queue/");
-        while (queue.entries.empty())
-            queue = co_await consul.async_kv_list(p + "f/.queue/",
-                                                  query_options::blocking(queue.meta.index, 1s));
-        co_await hub_caught_up(consul, p + "f", queue.meta.index);
+        co_await seen_in_line(consul, p + "f");
 
         server.agent()->reset_stats();
         co_await held.async_release();
@@ -233,7 +233,7 @@ TEST_CASE_METHOD(recipes_fixture,
         CHECK(entry.entry->value == "b:8080"); // b's value, carried by its contender key
         CHECK(entry.entry->flags == lock_flag_value);
         CHECK(got.token().modify_index == entry.entry->modify_index);
-        queue = co_await consul.async_kv_list(p + "f/.queue/");
+        auto queue = co_await consul.async_kv_list(p + "f/.queue/");
         CHECK(queue.entries.empty());
 
         co_await got.async_release();
@@ -270,11 +270,7 @@ TEST_CASE_METHOD(recipes_fixture,
                 ended.count_down();
             };
             asio::co_spawn(ioc, wait_b(), asio::detached);
-            auto queue = co_await consul.async_kv_list(p + "f/.queue/");
-            while (queue.entries.empty())
-                queue = co_await consul.async_kv_list(
-                    p + "f/.queue/", query_options::blocking(queue.meta.index, 1s));
-            co_await hub_caught_up(consul, p + "f", queue.meta.index);
+            co_await seen_in_line(consul, p + "f");
 
             co_await held.async_release();
             for (int turn = 0; turn < round; ++turn) // let the handoff progress a little
@@ -292,7 +288,7 @@ TEST_CASE_METHOD(recipes_fixture,
                 CHECK(b_holds);
                 co_await outcome->second.async_release();
             }
-            queue = co_await consul.async_kv_list(p + "f/.queue/");
+            auto queue = co_await consul.async_kv_list(p + "f/.queue/");
             CHECK(queue.entries.empty());
         }
         co_await mine.async_destroy();
