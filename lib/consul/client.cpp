@@ -38,6 +38,9 @@ namespace detail {
 client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
     : executor(std::move(ex))
     , config(std::move(cfg))
+    , host_header(config.kind == client_config::transport::unix_socket
+                      ? std::string("localhost")
+                      : config.host + ":" + std::to_string(config.port))
     , pool(std::make_shared<http::pool>(executor, config))
     , blocking_lane(
           std::make_shared<http::lane>(http::blocking_lane_limit(config.max_connections))) {}
@@ -48,6 +51,11 @@ constexpr std::chrono::milliseconds default_query_wait{300000};
 constexpr std::chrono::milliseconds max_query_wait{600000};
 
 std::string build_target(const api_call& call, const std::string& default_dc) {
+    const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
+    // The paths are percent-encoded already (kv_path, encode_segment): without a query
+    // there is nothing for Boost.URL to do, and most calls (txn, GET of a key) have none.
+    if (call.params.empty() && dc.empty())
+        return call.path;
     boost::urls::url u;
     u.set_encoded_path(call.path);
     auto params = u.params();
@@ -57,7 +65,6 @@ std::string build_target(const api_call& call, const std::string& default_dc) {
         else
             params.append({name, boost::urls::no_value});
     }
-    const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
     if (!dc.empty())
         params.append({"dc", dc});
     return std::string(u.encoded_target());
@@ -104,9 +111,7 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     auto self = shared_from_this(); // outlive the client handle while in flight
 
     http::request req{call.method, build_target(call, config.datacenter), 11};
-    req.set(bhttp::field::host, config.kind == client_config::transport::unix_socket
-                                    ? std::string("localhost")
-                                    : config.host + ":" + std::to_string(config.port));
+    req.set(bhttp::field::host, host_header);
     req.set(bhttp::field::user_agent, "conclave/0.1");
     if (!config.token.empty())
         req.set("X-Consul-Token", config.token);

@@ -54,6 +54,8 @@ public:
 
     asio::any_io_executor executor;
     client_config config;
+    /// The Host header every request carries (built once, not per request).
+    std::string host_header;
     std::shared_ptr<http::pool> pool;
     /// Blocking queries pass through it, so they never hold every pooled connection.
     std::shared_ptr<http::lane> blocking_lane;
