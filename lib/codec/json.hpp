@@ -13,6 +13,11 @@ namespace conclave::codec {
 
 namespace json = boost::json;
 
+/// Stack space for parsing one reply into a json::value with a json::monotonic_resource:
+/// the values of a usual Consul answer (a few KV entries) fit, so parsing allocates nothing
+/// on the heap (beyond it the resource falls back to the heap).
+inline constexpr std::size_t parse_scratch_size = 4096;
+
 /// Consul's KVPair object, fields in Consul's order. An empty value is `null`;
 /// `with_value == false` also writes `null` (txn results of non-read verbs).
 json::object kv_entry_to_json(const kv_entry& e, bool with_value = true);

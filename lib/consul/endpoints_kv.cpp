@@ -3,6 +3,7 @@
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 namespace conclave {
@@ -30,7 +31,9 @@ error_code invalid_key(diagnostics* diag, std::string_view key) {
 // Parses a JSON array of KVPairs.
 bool parse_entries(const std::string& body, std::vector<kv_entry>& out) {
     error_code ec;
-    auto v = json::parse(body, ec);
+    unsigned char scratch[codec::parse_scratch_size];
+    json::monotonic_resource mr(scratch, sizeof scratch);
+    auto v = json::parse(body, ec, &mr);
     if (ec || !v.is_array())
         return false;
     out.reserve(v.get_array().size());

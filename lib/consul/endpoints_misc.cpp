@@ -1,8 +1,10 @@
 // /v1/txn, /v1/status/leader and /v1/agent/self.
 #include "codec/json.hpp"
+#include "codec/txn_body.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -19,7 +21,9 @@ using op_result = std::pair<error_code, T>;
 
 bool parse_txn_body(const std::string& body, txn_result& r) {
     error_code ec;
-    auto v = json::parse(body, ec);
+    unsigned char scratch[codec::parse_scratch_size];
+    json::monotonic_resource mr(scratch, sizeof scratch);
+    auto v = json::parse(body, ec, &mr);
     if (ec || !v.is_object())
         return false;
     const auto& o = v.get_object();
@@ -55,11 +59,7 @@ asio::awaitable<op_result<txn_result>> txn(std::shared_ptr<detail::client_impl> 
     api_call call;
     call.method = bhttp::verb::put;
     call.path = "/v1/txn";
-    json::array body;
-    body.reserve(ops.size());
-    for (const auto& op : ops)
-        body.emplace_back(codec::txn_op_to_json(op));
-    call.body = json::serialize(body);
+    call.body = codec::txn_body(ops);
     call.content_type = "application/json";
     if (o.mode == consistency::consistent)
         call.flag("consistent");

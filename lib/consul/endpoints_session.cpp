@@ -4,6 +4,7 @@
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -49,7 +50,9 @@ std::string create_body(const session_options& o) {
 
 bool parse_sessions(const std::string& body, std::vector<session_entry>& out) {
     error_code ec;
-    auto v = json::parse(body, ec);
+    unsigned char scratch[codec::parse_scratch_size];
+    json::monotonic_resource mr(scratch, sizeof scratch);
+    auto v = json::parse(body, ec, &mr);
     if (ec)
         return false;
     if (v.is_null())

@@ -1,0 +1,49 @@
+// The txn request body written as text matches Boost.JSON's serialization of the same ops.
+#include "codec/json.hpp"
+#include "codec/txn_body.hpp"
+
+#include <conclave/types.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace conclave;
+using namespace conclave::codec;
+
+namespace {
+
+// The body as the client used to build it: a json::array of txn_op_to_json objects.
+std::string via_json_tree(const std::vector<txn_op>& ops) {
+    json::array a;
+    for (const auto& op : ops)
+        a.emplace_back(txn_op_to_json(op));
+    return json::serialize(a);
+}
+
+} // namespace
+
+TEST_CASE("txn_body: the same bytes as serializing the JSON objects", "[codec][txn]") {
+    std::string every_byte;
+    for (int c = 0; c < 256; ++c)
+        every_byte += char(c);
+    const std::vector<std::vector<txn_op>> cases{
+        {},
+        {txn_op::get("k")},
+        {txn_op::set("k", "v", 7), txn_op::cas("k", "hello", 12, 3)},
+        {txn_op::lock("a/b c", "sess", "v", lock_flag_value), txn_op::get("a/b c")},
+        {txn_op::unlock("k", "sess", ""), txn_op::check_index("k", 18446744073709551615ULL)},
+        {txn_op::check_session("k\"q\\", "s\n"), txn_op::check_not_exists("\t\b\f\r")},
+        {txn_op::remove("k"), txn_op::remove_tree("p/"), txn_op::remove_cas("k", 9)},
+        {txn_op::set(every_byte, every_byte, 1)},
+        {txn_op::lock("caf\xc3\xa9 \xe2\x82\xac", "\x01\x1f\x7f", "x")},
+    };
+    for (const auto& ops : cases) {
+        INFO(via_json_tree(ops));
+        CHECK(txn_body(ops) == via_json_tree(ops));
+    }
+}
