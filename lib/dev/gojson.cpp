@@ -647,14 +647,25 @@ const value* find_field(const value& object, std::string_view name) {
 
 namespace {
 
+// An ASCII byte Go's encoder writes as it is (with its HTML-safe escaping of <, >, &).
+bool plain_ascii(unsigned char b) {
+    return b >= 0x20 && b < 0x80 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&';
+}
+
 void write_string(std::string& out, std::string_view s) {
     static constexpr const char* hex = "0123456789abcdef";
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
         if (b < 0x80) {
-            if (b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&') {
-                out += char(b);
+            if (plain_ascii(b)) {
+                // Copy the whole run of bytes that need no escape at once.
+                std::size_t end = i + 1;
+                while (end < s.size() && plain_ascii(static_cast<unsigned char>(s[end])))
+                    ++end;
+                out.append(s.data() + i, end - i);
+                i = end;
+                continue;
             } else if (b == '"' || b == '\\') {
                 out += '\\';
                 out += char(b);
@@ -803,6 +814,7 @@ void write_value(std::string& out, const boost::json::value& v, int depth, bool 
 
 std::string marshal_indent(const boost::json::value& v) {
     std::string out;
+    out.reserve(1024); // a usual answer (a few KV entries) without regrowing
     write_value(out, v, 0, true);
     out += '\n';
     return out;

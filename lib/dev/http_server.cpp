@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 
 #include <array>
+#include <ctime>
 #include <unordered_set>
 
 namespace conclave::dev::detail {
@@ -183,14 +184,29 @@ std::int64_t early_limit(const agent_impl& a, const http_request& req) {
     return generic_body_limit;
 }
 
-http::response<http::string_body> to_beast(const http_response& r, bool head, bool keep_alive) {
+// The Date header, formatted once per second rather than per response.
+const std::string& current_http_date() {
+    // Per thread: agents may run on several threads (tests, embedded use).
+    thread_local std::time_t formatted_at = -1;
+    thread_local std::string text;
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t second = std::chrono::system_clock::to_time_t(now);
+    if (second != formatted_at) {
+        text = http_date(now);
+        formatted_at = second;
+    }
+    return text;
+}
+
+// Takes the body over: responses can be large (a KV tree), and `r` is not used afterwards.
+http::response<http::string_body> to_beast(http_response&& r, bool head, bool keep_alive) {
     http::response<http::string_body> res;
     res.version(11);
     res.result(r.status);
     for (const auto& [name, value] : r.headers)
         res.set(name, value);
-    res.set(http::field::date, http_date(std::chrono::system_clock::now()));
-    res.body() = r.body;
+    res.set(http::field::date, current_http_date());
+    res.body() = std::move(r.body);
     res.prepare_payload();
     if (head)
         res.body().clear();
@@ -242,6 +258,9 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
 
     beast::tcp_stream& stream = conn->stream;
     beast::flat_buffer buffer;
+    // Beast reads at most the buffer's free capacity (512 bytes at first), and the parser
+    // drains it as it goes, so it never grows: room for a whole usual request saves reads.
+    buffer.reserve(16 * 1024);
     try {
         for (;;) {
             http::request_parser<http::string_body> parser;
@@ -292,7 +311,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                 if (resp.drop)
                     break;
                 resp.close = true;
-                auto res = to_beast(resp, head, false);
+                auto res = to_beast(std::move(resp), head, false);
                 stream.expires_after(io_timeout);
                 auto [wec, wn] = co_await http::async_write(stream, res, use);
                 (void)wn;
@@ -343,7 +362,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             if (self->stopped || resp.drop)
                 break;
             const bool keep_alive = keep_alive_requested && !resp.close;
-            auto res = to_beast(resp, head, keep_alive);
+            auto res = to_beast(std::move(resp), head, keep_alive);
             if (keep_alive && header.version() < 11)
                 res.set(http::field::connection, "keep-alive");
             stream.expires_after(io_timeout);
