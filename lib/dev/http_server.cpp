@@ -1,5 +1,6 @@
 #include "dev/agent_impl.hpp"
 #include "dev/http_server.hpp"
+#include "http/message_head.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -261,6 +262,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
     // Beast reads at most the buffer's free capacity (512 bytes at first), and the parser
     // drains it as it goes, so it never grows: room for a whole usual request saves reads.
     buffer.reserve(16 * 1024);
+    std::string out_head; // a response's head, reused for the next one
     try {
         for (;;) {
             http::request_parser<http::string_body> parser;
@@ -366,7 +368,12 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             if (keep_alive && header.version() < 11)
                 res.set(http::field::connection, "keep-alive");
             stream.expires_after(io_timeout);
-            auto [wec, wn] = co_await http::async_write(stream, res, use);
+            // The head as one string and the body: two buffers for one gathered write.
+            out_head.clear();
+            conclave::detail::http::append_head(out_head, res);
+            const std::array<asio::const_buffer, 2> message{asio::buffer(out_head),
+                                                            asio::buffer(res.body())};
+            auto [wec, wn] = co_await asio::async_write(stream, message, use);
             (void)wn;
             if (wec)
                 break;

@@ -1,4 +1,5 @@
 #include "http/connection.hpp"
+#include "http/message_head.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -54,7 +55,8 @@ public:
         reusable_ = false;
         auto& lowest = beast::get_lowest_layer(stream_);
         lowest.expires_after(timeout);
-        write_head(req);
+        head_.clear();
+        append_head(head_, req);
         const std::array<asio::const_buffer, 2> message{asio::buffer(head_),
                                                         asio::buffer(req.body())};
         auto [wec, wn] = co_await asio::async_write(stream_, message, tuple_awaitable);
@@ -78,32 +80,9 @@ public:
     }
 
 private:
-    // The request line and fields as Beast's serializer writes them (fields in order; the
-    // caller has set Content-Length), into a buffer kept for the connection's next request.
-    // Beast's serializer presents the head as a chain of small buffer sequences, and walking
-    // those cost more than the rest of the exchange; one string and the body are two buffers.
-    void write_head(const request& req) {
-        head_.clear();
-        head_.append(req.method_string());
-        head_ += ' ';
-        head_.append(req.target());
-        head_ += " HTTP/";
-        head_ += char('0' + req.version() / 10);
-        head_ += '.';
-        head_ += char('0' + req.version() % 10);
-        head_ += "\r\n";
-        for (const auto& field : req) {
-            head_.append(field.name_string());
-            head_ += ": ";
-            head_.append(field.value());
-            head_ += "\r\n";
-        }
-        head_ += "\r\n";
-    }
-
     Stream stream_;
     beast::flat_buffer buffer_; // must outlive reads on a keep-alive connection
-    std::string head_;          // the request head being written
+    std::string head_;          // the request head being written (see append_head)
 };
 
 } // namespace
