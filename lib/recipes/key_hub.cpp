@@ -4,6 +4,7 @@
 #include "recipes/key_hub.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -41,7 +42,8 @@ std::shared_ptr<key_hub> key_hub::of(const client& c, const std::string& key, se
 key_hub::key_hub(client c, std::string k, settings s)
     : consul(std::move(c))
     , key(std::move(k))
-    , settings_(s) {}
+    , settings_(s)
+    , idle_timer_(consul.get_executor()) {}
 
 key_hub::~key_hub() {
     auto& registry = client_access::impl(consul).shared_state;
@@ -119,9 +121,15 @@ void key_hub::prune_dead_contenders() {
 
 void key_hub::forget() {
     known_ = false;
-    ++restarts_;
-    restart_.notify_all();
+    stop_read(); // the query reads afresh at once
     poke();
+}
+
+void key_hub::stop_read() {
+    if (!reading_ || read_stopped_)
+        return;
+    read_stopped_ = true;
+    read_stop_.emit(asio::cancellation_type::terminal);
 }
 
 namespace {
@@ -147,6 +155,16 @@ std::shared_ptr<void> key_hub::subscribe() {
 void key_hub::unsubscribe_for_handle() {
     --subscribers_;
     subscribers_changed_.notify_all();
+    if (subscribers_ > 0 || !reading_)
+        return;
+    // The last user left during a read: end it after the grace period unless someone
+    // subscribes meanwhile.
+    idle_timer_.expires_after(idle_grace);
+    idle_timer_.async_wait([weak = weak_from_this()](const error_code& ec) {
+        auto hub = weak.lock();
+        if (!ec && hub && hub->subscribers_ == 0)
+            hub->stop_read();
+    });
 }
 
 asio::awaitable<void> key_hub::idle_for_a_while() {
@@ -159,24 +177,20 @@ asio::awaitable<void> key_hub::idle_for_a_while() {
     }
 }
 
-asio::awaitable<void> key_hub::restart_requested() {
-    const auto generation = restarts_;
-    while (generation == restarts_)
-        co_await restart_.wait(clock::time_point::max());
-}
-
 asio::awaitable<std::pair<error_code, key_hub::read_result>> key_hub::read(query_options q) {
     using result = std::pair<error_code, read_result>;
     read_result out;
+    auto token =
+        asio::bind_cancellation_slot(read_stop_.slot(), asio::as_tuple(asio::use_awaitable));
     if (!settings_.fair) {
-        auto [ec, r] = co_await consul.async_kv_get(key, q, asio::as_tuple(asio::use_awaitable));
+        auto [ec, r] = co_await consul.async_kv_get(key, q, token);
         out.entry = std::move(r.entry);
         out.index = r.meta.index;
         co_return result{ec, std::move(out)};
     }
     // Fair mode: the key and its contender keys in one blocking list of the key's prefix
     // (which may also hold unrelated keys that merely start with the same characters).
-    auto [ec, r] = co_await consul.async_kv_list(key, q, asio::as_tuple(asio::use_awaitable));
+    auto [ec, r] = co_await consul.async_kv_list(key, q, token);
     const auto queue = queue_prefix();
     for (auto& e : r.entries) {
         if (e.key == key)
@@ -207,12 +221,11 @@ asio::awaitable<void> key_hub::run_query(std::shared_ptr<key_hub> self) {
 
         const bool blocking = known_ && failures_ == 0;
         auto q = blocking ? query_options::blocking(index_, settings_.wait) : query_options{};
-        auto outcome = co_await (read(q) || idle_for_a_while() || restart_requested());
-        if (outcome.index() == 1)
-            co_return; // nobody needs it any more
-        if (outcome.index() == 2)
-            continue; // someone forgot the state: read it afresh now
-        auto [ec, r] = std::get<0>(std::move(outcome));
+        reading_ = true;
+        auto [ec, r] = co_await read(q);
+        reading_ = false;
+        if (std::exchange(read_stopped_, false))
+            continue; // forgotten (read afresh), or idle (the loop's top ends the query)
         if (ec) {
             // Counted for the lease monitors' retry budget; waiters simply wait.
             ++failures_;

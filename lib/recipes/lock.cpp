@@ -140,7 +140,7 @@ asio::awaitable<void> wait_for_change(detail::key_hub& hub, detail::hub_waiter& 
                                       session_state& s, clock::time_point until) {
     const bool behind = !hub.fair() && !hub.queue.empty() && hub.queue.front().get() != &me;
     auto& n = behind ? me.wake : hub.changed;
-    co_await detail::notifier::wait_either(n, s.changed, until);
+    co_await detail::notifier::wait_any(until, n, s.changed);
 }
 
 // Marks a transaction of ours on the hub's key as in flight for its lifetime.

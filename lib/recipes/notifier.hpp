@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <array>
 #include <chrono>
 #include <list>
 
@@ -28,13 +29,14 @@ public:
         co_await timer.async_wait(asio::as_tuple(asio::deferred));
     }
 
-    /// Like wait(), woken by either notifier. One timer listens to both: cheaper than
-    /// `a.wait(t) || b.wait(t)` (which runs two coroutines and a parallel group), and it
-    /// matters where thousands of waiters park.
-    static asio::awaitable<void> wait_either(notifier& a, notifier& b, clock::time_point until) {
+    /// Like wait(), woken by any of the notifiers. One timer listens to all of them:
+    /// cheaper than `a.wait(t) || b.wait(t)` (which runs a coroutine per notifier and a
+    /// parallel group), and it matters where thousands of waiters park or a wait is set up
+    /// per lock cycle.
+    template <class... Notifiers>
+    static asio::awaitable<void> wait_any(clock::time_point until, Notifiers&... ns) {
         asio::steady_timer timer{co_await asio::this_coro::executor, until};
-        const listener on_a{a, timer};
-        const listener on_b{b, timer};
+        const std::array<listener, sizeof...(Notifiers)> on_each{listener{ns, timer}...};
         co_await timer.async_wait(asio::as_tuple(asio::deferred));
     }
 

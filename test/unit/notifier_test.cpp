@@ -1,4 +1,4 @@
-// The notifier: waking, deadlines, cancellation, and wait_either's single timer listening
+// The notifier: waking, deadlines, cancellation, and wait_any's single timer listening
 // to two notifiers. An io_context and timers only: no sockets.
 #include "recipes/notifier.hpp"
 
@@ -33,7 +33,7 @@ struct outcome {
 asio::awaitable<void> wait_on_both(notifier& a, notifier& b, clock_type::time_point until,
                                    outcome& out) {
     const auto start = clock_type::now();
-    co_await notifier::wait_either(a, b, until);
+    co_await notifier::wait_any(until, a, b);
     out.returned = true;
     out.took = clock_type::now() - start;
     try {
@@ -45,7 +45,7 @@ asio::awaitable<void> wait_on_both(notifier& a, notifier& b, clock_type::time_po
 
 } // namespace
 
-TEST_CASE("wait_either wakes on either notifier and leaves neither registered", "[notifier]") {
+TEST_CASE("wait_any wakes on either notifier and leaves neither registered", "[notifier]") {
     for (int which = 0; which < 2; ++which) {
         asio::io_context ioc;
         notifier a, b;
@@ -64,7 +64,7 @@ TEST_CASE("wait_either wakes on either notifier and leaves neither registered", 
     }
 }
 
-TEST_CASE("wait_either returns at its deadline when nobody notifies", "[notifier]") {
+TEST_CASE("wait_any returns at its deadline when nobody notifies", "[notifier]") {
     asio::io_context ioc;
     notifier a, b;
     outcome out;
@@ -76,7 +76,7 @@ TEST_CASE("wait_either returns at its deadline when nobody notifies", "[notifier
     CHECK(b.waiting() == 0);
 }
 
-TEST_CASE("a cancelled wait_either ends, and the next await throws", "[notifier][cancel]") {
+TEST_CASE("a cancelled wait_any ends, and the next await throws", "[notifier][cancel]") {
     asio::io_context ioc;
     notifier a, b;
     outcome out;
