@@ -81,15 +81,22 @@ struct queue_place {
 };
 
 // Waits until something this waiter may act on changes: its own notifier (reaching the
-// front, handed a slot), the hub's state when at the front, the session, or `until`.
+// front, handed a slot), the hub's state when at the front (or when a transaction of
+// unknown outcome may have added it), the session, or `until`.
 asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s,
                                       clock::time_point until) {
     using namespace asio::experimental::awaitable_operators;
-    if (place.at_front())
+    if (place.at_front() || place.me->was_handed)
         co_await (place.me->wake.wait(until) || place.hub.changed.wait(until) ||
                   s.changed.wait(until));
     else
         co_await (place.me->wake.wait(until) || s.changed.wait(until));
+}
+
+// Whether the hub's state lists `session` among the live holders.
+bool holds_slot(const semaphore_state& sem, const semaphore_hub& hub, const std::string& session) {
+    auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+    return !r.ec && r.record.holders.count(session) > 0;
 }
 
 permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
@@ -173,8 +180,15 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             // or an attempt failed, or when Consul cannot be read at all.
             if (past(deadline) && me.state != phase::handing && (looked || hub.failures() > 0))
                 break; // not acquired in time: empty result
-            const bool my_turn = place.at_front() && me.state == phase::waiting &&
-                                 hub.attempts_in_flight == 0 && hub.known();
+            const bool settled =
+                me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
+            if (settled && me.was_handed && holds_slot(*sem, hub, s->id)) {
+                // A transaction whose outcome we could not know added us after all. (Not
+                // only at the front: a waiter behind it could hold the slot it waits for.)
+                result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+                break;
+            }
+            const bool my_turn = settled && place.at_front();
             if (!my_turn) {
                 if (hub.known() && !place.at_front())
                     looked = true; // local waiters are ahead of us
