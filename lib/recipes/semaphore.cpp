@@ -188,7 +188,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
                 break;
             }
-            const bool my_turn = settled && place.at_front();
+            // Pending local releases go first: they hand their slots to the front anyway.
+            const bool my_turn = settled && place.at_front() && hub.releases.empty();
             if (!my_turn) {
                 if (hub.known() && !place.at_front())
                     looked = true; // local waiters are ahead of us

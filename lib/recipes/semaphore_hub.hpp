@@ -113,6 +113,11 @@ public:
     /// CAS transactions of ours on `.lock` in flight: their outcome will change `.lock`, so
     /// nobody else tries meanwhile and the shared query waits for them.
     unsigned attempts_in_flight = 0;
+    /// Local releases, in the order they were called: one at a time sends its transaction
+    /// (they all CAS the same `.lock`), first come first served. Without the order, a
+    /// release waiting for "no attempt in flight" could wait forever behind a stream of
+    /// others, holding its slot all the while.
+    std::list<char> releases;
 
     /// Wakes the subscribers of `changed` (front waiter, permit monitors) and the front
     /// waiter. Waiters further back sleep on their own notifier: waking thousands of them

@@ -25,6 +25,23 @@ current_lock(semaphore_hub& hub, bool may_use_hub, clock::time_point deadline) {
     co_return result{ec, std::move(r.entry)};
 }
 
+// This release's place among the local releases (see semaphore_hub::releases).
+struct release_turn {
+    semaphore_hub& hub;
+    std::list<char>::iterator it;
+    explicit release_turn(semaphore_hub& h)
+        : hub(h)
+        , it(hub.releases.insert(hub.releases.end(), 0)) {}
+    ~release_turn() {
+        hub.releases.erase(it);
+        hub.poke();
+    }
+    release_turn(const release_turn&) = delete;
+    release_turn& operator=(const release_turn&) = delete;
+    /// First in line, and no CAS of ours in flight (ours would race it and lose).
+    bool now() const { return hub.releases.begin() == it && hub.attempts_in_flight == 0; }
+};
+
 } // namespace
 
 asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
@@ -37,9 +54,9 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
     const auto until = clock::now() + sem.consul.config().request_timeout;
     cas_race_backoff race;
     bool may_use_hub = true; // a refused CAS means the hub's state was old: read afresh
+    release_turn turn{*hub};
     while (clock::now() < until) {
-        // A CAS of ours in flight changes `.lock`: ours would race it and lose.
-        while (hub->attempts_in_flight > 0 && clock::now() < until)
+        while (!turn.now() && clock::now() < until)
             co_await hub->changed.wait(until);
         auto [ec, lock] = co_await current_lock(*hub, may_use_hub, until);
         if (ec)
