@@ -1,184 +1,109 @@
-// semaphore: contender key, CAS on `.lock` with read-back, waits on the prefix, dead holder
-// pruning, permit monitoring and release, cleanup on every failed path.
+// semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
+// front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
+// permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
 #include "consul/spawn.hpp"
 #include "recipes/deadline.hpp"
-#include "recipes/grant.hpp"
-#include "recipes/semaphore_record.hpp"
+#include "recipes/semaphore_handoff.hpp"
+#include "recipes/semaphore_release.hpp"
+#include "recipes/semaphore_state.hpp"
 
 #include <conclave/semaphore.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
-
-#include <random>
 
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
 using deadline_t = std::optional<clock::time_point>;
-using detail::grant_state;
-using detail::semaphore_record;
-using detail::session_state;
-
-namespace detail {
-
-struct semaphore_state {
-    semaphore_state(client c, std::string p, std::uint32_t l, semaphore_options o)
-        : consul(std::move(c))
-        , prefix(std::move(p))
-        , limit(l)
-        , opts(std::move(o))
-        , lock_key(join_key(prefix, ".lock")) {}
-
-    std::string contender_key(const std::string& session) const {
-        return join_key(prefix, session);
-    }
-
-    client consul;
-    std::string prefix;
-    std::uint32_t limit;
-    semaphore_options opts;
-    std::string lock_key;
-};
-
-struct permit_state : grant_state {
-    permit_state(std::shared_ptr<semaphore_state> sem_, std::shared_ptr<session_state> s,
-                 fencing_token t)
-        : grant_state(std::move(s), std::move(t))
-        , sem(std::move(sem_)) {}
-    std::shared_ptr<semaphore_state> sem;
-};
-
-struct permit_factory {
-    static permit make(std::shared_ptr<permit_state> s) { return permit{std::move(s)}; }
-};
-
-} // namespace detail
-
+using detail::cas_race_backoff;
+using detail::handoff_batch;
 using detail::permit_state;
+using detail::semaphore_hub;
 using detail::semaphore_state;
+using detail::semaphore_waiter;
+using detail::session_state;
+using phase = semaphore_waiter::phase;
 
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+// How long an acquire CAS may take even when the budget is (nearly) spent, so that
+// try_acquire with a budget of 0 still gets its one attempt.
+constexpr auto minimum_attempt_time = std::chrono::milliseconds{500};
+
 bool past(const deadline_t& d) {
     return d && clock::now() >= *d;
 }
 
-struct prefix_view {
-    std::vector<kv_entry> entries;
-    const kv_entry* lock = nullptr; ///< `.lock` among them
-    std::uint64_t index = 0;
-};
-
-// What the prefix says about the semaphore.
-struct reading {
-    error_code ec;
-    semaphore_record record;
-    std::uint64_t lock_modify_index = 0; ///< 0: no `.lock` yet
-};
-
-reading interpret(const semaphore_state& sem, const prefix_view& view, diagnostics* diag) {
-    reading r;
-    std::string_view value;
-    if (view.lock) {
-        if (view.lock->flags != semaphore_flag_value) {
-            r.ec = make_error_code(errc::conflict); // Go: ErrSemaphoreConflict
-            return r;
-        }
-        value = view.lock->value;
-        r.lock_modify_index = view.lock->modify_index;
-    }
-    auto record = semaphore_record::decode(value, sem.limit);
-    if (!record) {
-        r.ec = make_error_code(errc::bad_response); // Go: "lock decoding failed"
-        return r;
-    }
-    if (record->limit != static_cast<std::int64_t>(sem.limit)) {
-        if (diag)
-            diag->client_message =
-                "semaphore limit conflict (lock: " + std::to_string(record->limit) +
-                ", local: " + std::to_string(sem.limit) + ")";
-        r.ec = make_error_code(errc::limit_conflict);
-        return r;
-    }
-    record->prune(view.entries);
-    r.record = std::move(*record);
-    return r;
-}
-
-prefix_view to_view(const semaphore_state& sem, kv_list_result&& list) {
-    prefix_view v;
-    v.entries = std::move(list.entries);
-    v.index = list.meta.index;
-    for (const auto& e : v.entries)
-        if (e.key == sem.lock_key)
-            v.lock = &e;
-    return v;
-}
-
-// Reads the prefix (blocking after `index` when non-zero) within `deadline`.
-asio::awaitable<std::pair<error_code, prefix_view>>
-read_prefix(std::shared_ptr<semaphore_state> sem, std::uint64_t index,
-            std::chrono::milliseconds wait, deadline_t deadline) {
-    auto q = index ? query_options::blocking(index, wait) : query_options{};
-    auto op =
-        sem->consul.async_kv_list(detail::join_key(sem->prefix, ""), std::move(q), asio::deferred);
-    auto [ec, list] =
-        co_await detail::with_optional_deadline<kv_list_result>(std::move(op), deadline);
-    prefix_view v;
-    if (!ec)
-        v = to_view(*sem, std::move(list));
-    co_return std::pair<error_code, prefix_view>{ec, std::move(v)};
-}
-
-// Takes `session` out of the holder set (CAS, retried on races). Bounded by `deadline`.
-// After a lost CAS race on `.lock`: a random pause in [0, cap], cap doubling from 1 ms to
-// 32 ms. Why: every participant writes the same `.lock`; retrying at once in lockstep lets
-// the same few keep winning (seen in the benchmark: a release losing 16 races in a row to
-// three acquirers against an agent in another process).
-class cas_race_backoff {
+// Waits between retries of transient failures (network, 5xx) while acquiring.
+class retry_backoff {
 public:
     clock::duration next() {
-        std::uniform_int_distribution<long> pick{0, cap_us_};
-        const auto d = std::chrono::microseconds{pick(rng_)};
-        cap_us_ = std::min<long>(cap_us_ * 2, 32000);
+        const auto d = current_;
+        current_ = std::min<clock::duration>(current_ * 2, std::chrono::seconds{2});
         return d;
     }
+    void reset() { current_ = std::chrono::milliseconds{50}; }
 
 private:
-    long cap_us_ = 1000;
-    std::minstd_rand rng_{std::random_device{}()};
+    clock::duration current_ = std::chrono::milliseconds{50};
 };
 
-asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_state> sem, std::string session,
-                                          clock::time_point deadline) {
-    cas_race_backoff race;
-    while (clock::now() < deadline) {
-        auto op = sem->consul.async_kv_get(sem->lock_key, query_options{}, asio::deferred);
-        auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(op), deadline);
-        if (ec)
-            co_return ec;
-        if (!r.entry || r.entry->flags != semaphore_flag_value)
-            co_return error_code{};
-        auto record = semaphore_record::decode(r.entry->value, sem->limit);
-        if (!record || record->holders.erase(session) == 0)
-            co_return error_code{};
-        std::vector<txn_op> ops{txn_op::cas(sem->lock_key, record->encode(), r.entry->modify_index,
-                                            semaphore_flag_value)};
-        auto top = sem->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-        auto [tec, t] = co_await detail::with_deadline<txn_result>(std::move(top), deadline);
-        if (tec)
-            co_return tec;
-        if (t.committed)
-            co_return error_code{};
-        // Lost a CAS race with another participant: read again, a little later.
-        co_await detail::sleep_for(race.next(), deadline);
+// The waiter's place in the hub's queue (arrival order), left on every exit path.
+struct queue_place {
+    semaphore_hub& hub;
+    std::shared_ptr<semaphore_waiter> me;
+    std::list<std::shared_ptr<semaphore_waiter>>::iterator it;
+    bool in_queue = true;
+    queue_place(semaphore_hub& h, std::shared_ptr<semaphore_waiter> w)
+        : hub(h)
+        , me(std::move(w))
+        , it(hub.queue.insert(hub.queue.end(), me)) {}
+    ~queue_place() { leave(); }
+    queue_place(const queue_place&) = delete;
+    queue_place& operator=(const queue_place&) = delete;
+
+    /// Out of the queue: nobody adds it to the holders any more, the next waiter moves up.
+    void leave() {
+        me->leaving = true;
+        if (!in_queue)
+            return;
+        in_queue = false;
+        hub.queue.erase(it);
+        hub.poke();
     }
-    co_return make_error_code(errc::timeout);
+    bool at_front() const { return in_queue && hub.queue.front() == me; }
+};
+
+// Waits until something this waiter may act on changes: its own notifier (reaching the
+// front, handed a slot), the hub's state when at the front (or when a transaction of
+// unknown outcome may have added it), the session, or `until`.
+asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s,
+                                      clock::time_point until) {
+    using namespace asio::experimental::awaitable_operators;
+    if (place.at_front() || place.me->was_handed)
+        co_await (place.me->wake.wait(until) || place.hub.changed.wait(until) ||
+                  s.changed.wait(until));
+    else
+        co_await (place.me->wake.wait(until) || s.changed.wait(until));
+}
+
+// Whether the hub's state lists `session` among the live holders.
+bool holds_slot(const semaphore_state& sem, const semaphore_hub& hub, const std::string& session) {
+    auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+    return !r.ec && r.record.holders.count(session) > 0;
+}
+
+permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
+                   std::uint64_t lock_modify_index) {
+    fencing_token t{sem->lock_key, s->id, 0, lock_modify_index};
+    return detail::permit_factory::make(
+        std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t)));
 }
 
 asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> sem,
@@ -190,102 +115,156 @@ asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> se
     co_return ec;
 }
 
+// Writes the contender key (held by the session): it keeps us "alive" in the eyes of other
+// holders, and lets others add us to the holders.
+asio::awaitable<error_code> write_contender(semaphore_state& sem, const session_state& s,
+                                            const deadline_t& deadline) {
+    auto put = sem.consul.async_kv_put(
+        sem.contender_key(s.id), sem.opts.value,
+        kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value), asio::deferred);
+    auto [ec, made] = co_await detail::with_optional_deadline<bool>(std::move(put), deadline);
+    if (ec)
+        co_return ec;
+    co_return made ? error_code{} : make_error_code(errc::conflict);
+}
+
 using acquire_result = std::pair<error_code, std::optional<permit>>;
 
+// The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
+// tries, adding as many queued local waiters as there are free slots to the same CAS; the
+// others sleep until they reach the front or are handed a slot (by that CAS, or by a local
+// release). The prefix's state comes from the hub's shared query.
 asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> sem,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
+    auto& hub = *sem->hub;
+    queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
+    auto& me = *place.me;
+    auto subscription = hub.subscribe();
     acquire_result result;
     bool contender_sent = false;
     bool maybe_holder = false; // a CAS adding us was sent and its outcome is unknown
     bool cancelled = false;
+    bool looked = false; // the semaphore was seen full, or an attempt was answered
+    retry_backoff backoff;
+    cas_race_backoff race;
+    const auto wake_by = [&] {
+        auto until = s->policy.deadline();
+        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
+        // Being handed a slot: wait for the verdict (the hander's request is bounded).
+        if (deadline && me.state != phase::handing && (looked || !past(deadline)))
+            until = std::min(until, *deadline);
+        return until;
+    };
     try {
-        // 1. Our contender key: it is what keeps us "alive" in the eyes of other holders.
         contender_sent = true;
-        auto put = sem->consul.async_kv_put(
-            sem->contender_key(s->id), sem->opts.value,
-            kv_put_options{}.with_acquire(s->id).with_flags(semaphore_flag_value), asio::deferred);
-        auto [pec, made] = co_await detail::with_optional_deadline<bool>(std::move(put), deadline);
-        if (pec || !made) {
+        auto pec = co_await write_contender(*sem, *s, deadline);
+        if (pec) {
             if (!past(deadline))
-                result.first = pec ? pec : make_error_code(errc::conflict);
+                result.first = pec;
         } else {
-            std::uint64_t index = 0;
-            clock::duration backoff = std::chrono::milliseconds{50};
-            cas_race_backoff race;
-            for (;;) {
-                if (s->check(clock::now())) {
-                    result.first = s->lost;
-                    break;
-                }
-                if (past(deadline))
-                    break;
-                auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    s->policy.deadline() - clock::now());
-                if (deadline)
-                    wait = std::min(wait, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                              *deadline - clock::now()));
-                wait = std::clamp(wait, std::chrono::milliseconds{1}, sem->opts.wait);
-                auto [ec, view] = co_await read_prefix(sem, index, wait, deadline);
-                if (ec) {
-                    if (past(deadline))
-                        break;
-                    if (!is_retryable(ec)) {
-                        result.first = ec;
-                        break;
-                    }
-                    co_await detail::sleep_for(backoff, deadline);
-                    backoff = std::min<clock::duration>(backoff * 2, std::chrono::seconds{2});
-                    index = 0;
-                    continue;
-                }
-                backoff = std::chrono::milliseconds{50};
-                auto r = interpret(*sem, view, diag);
-                if (r.ec) {
-                    result.first = r.ec;
-                    break;
-                }
-                maybe_holder = false; // the read says where we stand
-                if (r.record.holders.count(s->id)) {
-                    // Already a holder (an earlier attempt of ours was applied).
-                    fencing_token t{sem->lock_key, s->id, 0, r.lock_modify_index};
-                    result.second = detail::permit_factory::make(
-                        std::make_shared<permit_state>(sem, s, std::move(t)));
-                    break;
-                }
-                if (r.record.holders.size() >= sem->limit) {
-                    // Full: block on the prefix until something changes.
-                    index = view.index < index ? 0 : view.index;
-                    continue;
-                }
-                r.record.holders.insert(s->id);
-                std::vector<txn_op> ops{txn_op::cas(sem->lock_key, r.record.encode(),
-                                                    r.lock_modify_index, semaphore_flag_value),
-                                        txn_op::get(sem->lock_key)};
+            me.enqueued = true;
+            hub.poke(); // a local release may hand us its slot from now on
+        }
+        while (me.enqueued) {
+            if (me.state == phase::granted) {
+                // Someone else's transaction added us to the holders.
+                result.second = make_permit(sem, s, me.granted_index);
+                break;
+            }
+            if (s->check(clock::now())) {
+                result.first = s->lost;
+                break;
+            }
+            // A budget (even 0) allows one look: give up once the semaphore was seen full
+            // or an attempt failed, or when Consul cannot be read at all.
+            if (past(deadline) && me.state != phase::handing && (looked || hub.failures() > 0))
+                break; // not acquired in time: empty result
+            const bool settled =
+                me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
+            if (settled && me.was_handed && holds_slot(*sem, hub, s->id)) {
+                // A transaction whose outcome we could not know added us after all. (Not
+                // only at the front: a waiter behind it could hold the slot it waits for.)
+                result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+                break;
+            }
+            // Pending local releases go first: they hand their slots to the front anyway.
+            const bool my_turn = settled && place.at_front() && hub.releases.empty();
+            if (!my_turn) {
+                if (hub.known() && !place.at_front())
+                    looked = true; // local waiters are ahead of us
+                co_await wait_for_change(place, *s, wake_by());
+                continue;
+            }
+
+            auto r = detail::interpret(*sem, hub.lock_entry(), hub.entries(), diag);
+            if (r.ec) {
+                result.first = r.ec;
+                break;
+            }
+            if (r.record.holders.count(s->id)) {
+                // Already a holder (an earlier attempt of ours, or a handoff, was applied).
+                result.second = make_permit(sem, s, r.lock_modify_index);
+                break;
+            }
+            if (r.record.holders.size() >= sem->limit) {
+                looked = true;
+                // Full: the hub's query tells us when it changes.
+                co_await wait_for_change(place, *s, wake_by());
+                continue;
+            }
+
+            // Free slots: us, and as many queued local waiters as fit, in one CAS.
+            const std::size_t free = sem->limit - r.record.holders.size();
+            auto members = detail::next_in_line(hub, sem->limit, r.record, s->id, free - 1);
+            std::vector<std::string> added{s->id};
+            for (const auto& w : members)
+                added.push_back(w->session->id);
+            r.record.holders.insert(added.begin(), added.end());
+            std::vector<txn_op> ops{txn_op::cas(sem->lock_key, r.record.encode(),
+                                                r.lock_modify_index, semaphore_flag_value),
+                                    txn_op::get(sem->lock_key)};
+            std::pair<error_code, txn_result> outcome;
+            {
+                handoff_batch batch{sem->hub, std::move(members), sem->limit,
+                                    sem->opts.cleanup_timeout};
                 maybe_holder = true;
                 auto op = sem->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-                auto [tec, t] =
-                    co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
-                if (tec) {
-                    if (past(deadline) || !is_retryable(tec)) {
-                        if (!past(deadline))
-                            result.first = tec;
-                        break;
-                    }
-                    index = 0; // read again: it tells whether the CAS was applied
-                    continue;
-                }
-                if (t.committed && !t.results.empty()) {
-                    maybe_holder = false;
-                    fencing_token tok{sem->lock_key, s->id, 0, t.results.back().modify_index};
-                    result.second = detail::permit_factory::make(
-                        std::make_shared<permit_state>(sem, s, std::move(tok)));
+                auto attempt_deadline = deadline;
+                if (deadline)
+                    attempt_deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
+                outcome = co_await detail::with_optional_deadline<txn_result>(std::move(op),
+                                                                              attempt_deadline);
+                auto& [tec, t] = outcome;
+                if (!tec && t.committed && !t.results.empty())
+                    batch.granted(t.results.back().modify_index);
+                else if (!tec)
+                    batch.refused();
+            }
+            auto& [tec, t] = outcome;
+            if (tec) {
+                // Unknown outcome. Giving up: the cleanup below leaves the holders if it
+                // was applied. Retrying: read the prefix first (it may say we hold a slot).
+                if (past(deadline) || !is_retryable(tec)) {
+                    if (!past(deadline))
+                        result.first = tec;
                     break;
                 }
-                maybe_holder = false;
-                index = 0; // lost a CAS race: read again, a little later
-                co_await detail::sleep_for(race.next(), deadline);
+                hub.forget();
+                co_await detail::sleep_for(backoff.next(), deadline);
+                continue;
             }
+            maybe_holder = false;
+            looked = true;
+            backoff.reset();
+            if (t.committed && !t.results.empty()) {
+                hub.saw_write(t.results.back(), added, "");
+                result.second = make_permit(sem, s, t.results.back().modify_index);
+                break;
+            }
+            // Lost a CAS race with another process: read again, a little later.
+            hub.forget();
+            co_await detail::sleep_for(race.next(), deadline);
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
@@ -294,11 +273,19 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     }
     if (!result.second) {
         // No permit: leave no trace (holder entry, contender key), bounded.
+        place.leave();
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state();
         const auto until = clock::now() + sem->opts.cleanup_timeout;
+        // Someone's transaction is adding us: wait for its verdict (it is bounded too).
+        while (me.state == phase::handing && clock::now() < until)
+            co_await me.wake.wait(until);
+        if (me.state == phase::handing)
+            me.orphaned = true; // no verdict in time: its sender undoes a commit
+        if (me.state == phase::granted || me.was_handed)
+            maybe_holder = true;
         if (maybe_holder)
-            co_await leave_holders(sem, s->id, until);
+            co_await detail::leave_holders(sem->hub, sem->limit, s->id, until);
         if (contender_sent)
             co_await delete_contender(sem, s->id, until);
     }
@@ -307,47 +294,37 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     co_return result;
 }
 
+// Watches the permit through the hub's shared query: lost when our session leaves the
+// holders (removed, or pruned because our contender key vanished), when `.lock` conflicts,
+// or when the query failed more than monitor_retries times in a row.
 asio::awaitable<error_code> watch_permit(std::shared_ptr<permit_state> P) {
-    auto& sem = P->sem;
-    std::uint64_t index = P->token.modify_index;
-    unsigned failures = 0;
+    auto& sem = *P->sem;
+    auto& hub = *sem.hub;
+    auto subscription = hub.subscribe();
     for (;;) {
-        auto [ec, view] = co_await read_prefix(sem, index, sem->opts.wait, std::nullopt);
-        if (ec) {
-            if (++failures > sem->opts.monitor_retries)
-                co_return make_error_code(errc::lock_lost);
-            co_await detail::sleep_for(sem->opts.monitor_retry_wait);
-            index = 0;
-            continue;
-        }
-        failures = 0;
-        auto r = interpret(*sem, view, nullptr);
-        if (r.ec || !r.record.holders.count(P->token.session))
+        if (hub.failures() > sem.opts.monitor_retries)
             co_return make_error_code(errc::lock_lost);
-        index = view.index < index ? 0 : view.index;
+        if (hub.known()) {
+            auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+            if (r.ec || !r.record.holders.count(P->token.session))
+                co_return make_error_code(errc::lock_lost);
+        }
+        co_await hub.changed.wait(clock::time_point::max());
     }
 }
 
-asio::awaitable<error_code> release(std::shared_ptr<permit_state> P) {
-    if (P->released)
-        co_return error_code{};
-    const auto until = clock::now() + P->sem->consul.config().request_timeout;
-    if (auto ec = co_await leave_holders(P->sem, P->token.session, until))
-        co_return ec;
-    if (auto ec = co_await delete_contender(P->sem, P->token.session, until))
-        co_return ec;
-    P->released = true;
-    P->mark_lost(make_error_code(errc::lock_lost));
-    co_return error_code{};
-}
-
 asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
-    auto [ec, view] = co_await read_prefix(sem, 0, {}, std::nullopt);
+    auto [ec, list] = co_await sem->consul.async_kv_list(detail::join_key(sem->prefix, ""),
+                                                         query_options{}, use_tuple);
     if (ec)
         co_return ec;
-    if (!view.lock)
+    const kv_entry* lock = nullptr;
+    for (const auto& e : list.entries)
+        if (e.key == sem->lock_key)
+            lock = &e;
+    if (!lock)
         co_return error_code{};
-    auto r = interpret(*sem, view, nullptr);
+    auto r = detail::interpret(*sem, lock, list.entries, nullptr);
     if (r.ec)
         co_return r.ec;
     if (!r.record.holders.empty())
@@ -398,7 +375,7 @@ void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error
 
 void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
-    detail::spawn_op(ex, release(std::move(s)), std::move(h));
+    detail::spawn_op(ex, detail::release_permit(std::move(s)), std::move(h));
 }
 
 semaphore::semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts)
