@@ -11,6 +11,7 @@
 
 #include "recipes/notifier.hpp"
 #include "recipes/session_state.hpp"
+#include "recipes/shared_query.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/types.hpp>
@@ -56,39 +57,24 @@ struct semaphore_waiter {
     }
 };
 
-class semaphore_hub : public std::enable_shared_from_this<semaphore_hub> {
+class semaphore_hub final : public shared_query {
 public:
-    using clock = std::chrono::steady_clock;
-
-    /// Settings of the shared query (taken from the first semaphore on the prefix).
-    struct settings {
-        std::chrono::milliseconds wait{15000};
-        std::chrono::milliseconds monitor_retry_wait{1000};
-    };
-
     /// The hub of `prefix` on `c`, shared by every semaphore object of that client and prefix.
     static std::shared_ptr<semaphore_hub> of(const client& c, const std::string& prefix,
                                              settings s);
 
     semaphore_hub(client c, std::string prefix, settings s);
-    ~semaphore_hub();
-    semaphore_hub(const semaphore_hub&) = delete;
-    semaphore_hub& operator=(const semaphore_hub&) = delete;
 
-    client consul;
     const std::string prefix;
     const std::string lock_key; ///< `<prefix>/.lock`
 
     std::string contender_key(const std::string& session) const;
 
-    // ---- the prefix's latest known state -------------------------------------------
-    bool known() const noexcept { return known_; }
+    // ---- the prefix's latest known state (known(), failures(): see shared_query) -------
     /// Every key under the prefix, `.lock` included, when known().
     const std::vector<kv_entry>& entries() const noexcept { return entries_; }
     /// `.lock` among entries(), or null.
     const kv_entry* lock_entry() const;
-    /// Consecutive failed reads of the shared query (0 after a success).
-    unsigned failures() const noexcept { return failures_; }
 
     /// Records `.lock` as written by a local transaction (`lock` from its `get`), with the
     /// contender keys of the sessions it added (held, as they were written before) and
@@ -96,17 +82,6 @@ public:
     /// known.
     void saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
                    const std::string& deleted_contender);
-    /// Records the prefix as read at `index`.
-    void saw_read(std::vector<kv_entry> entries, std::uint64_t index);
-    /// Our view is out of date: read the prefix again before anyone decides on it.
-    void forget();
-
-    /// Wakes on every change of the state above, of the queue, and of attempts.
-    notifier changed;
-
-    // ---- subscriptions: the shared query runs while anyone needs it -----------------
-    std::shared_ptr<void> subscribe();
-    void unsubscribe_for_handle();
 
     // ---- the queue of local waiters -------------------------------------------------
     std::list<std::shared_ptr<semaphore_waiter>> queue;
@@ -122,30 +97,19 @@ public:
     /// Wakes the subscribers of `changed` (front waiter, permit monitors) and the front
     /// waiter. Waiters further back sleep on their own notifier: waking thousands of them
     /// on every change would cost O(waiters) per change for nothing.
-    void poke() {
+    void poke() override {
         changed.notify_all();
         if (!queue.empty())
             queue.front()->wake.notify_all();
     }
 
 private:
-    asio::awaitable<std::pair<error_code, kv_list_result>> read(query_options q);
-    asio::awaitable<void> run_query(std::shared_ptr<semaphore_hub> self);
-    asio::awaitable<void> idle_for_a_while();
-    asio::awaitable<void> restart_requested();
+    bool transaction_in_flight() const override { return attempts_in_flight > 0; }
+    asio::awaitable<error_code> read_once(query_options q, asio::cancellation_slot stop) override;
+    /// Once the query stops, nothing keeps the state fresh: a release must not trust it.
+    void query_stopped() override { mark_unknown(); }
 
-    settings settings_;
-    bool known_ = false;
     std::vector<kv_entry> entries_;
-    std::uint64_t state_index_ = 0; ///< Raft index the known state is as of
-    std::uint64_t index_ = 0;       ///< blocking index for the shared query
-    std::uint64_t read_index_ = 0;  ///< X-Consul-Index of the last read (detects resets)
-    unsigned failures_ = 0;
-    unsigned subscribers_ = 0;
-    bool query_running_ = false;
-    notifier subscribers_changed_;
-    std::uint64_t restarts_ = 0;
-    notifier restart_;
 };
 
 } // namespace conclave::detail
