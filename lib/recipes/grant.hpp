@@ -4,10 +4,9 @@
 
 #include "recipes/notifier.hpp"
 #include "recipes/session_state.hpp"
+#include "recipes/shared_query.hpp"
 
 #include <conclave/lock.hpp>
-
-#include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <optional>
 
@@ -44,36 +43,27 @@ struct grant_state {
     notifier changed;
 };
 
-/// Returns when the session is lost (invalidated or past its local deadline).
-inline asio::awaitable<void> session_loss(std::shared_ptr<session_state> s) {
-    while (!s->check(std::chrono::steady_clock::now()))
-        co_await s->changed.wait(s->policy.deadline());
-}
-
-/// Returns when the grant was marked lost by someone else (a release, another waiter).
-inline asio::awaitable<void> grant_event(std::shared_ptr<grant_state> g) {
-    while (!g->lost)
-        co_await g->changed.wait(std::chrono::steady_clock::time_point::max());
-}
-
-/// Waits until the grant is lost: the first of `watch` (a coroutine watching the grant's
-/// keys, returning the loss reason), the session's loss, or another waiter's verdict.
-template <class Watch>
-asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, Watch watch) {
-    using namespace asio::experimental::awaitable_operators;
+/// Waits until the grant is lost: `still_held()` (asked of the hub's state whenever it is
+/// known) says no, the hub's query failed more than `retries` times in a row, the session is
+/// lost (invalidated or past its local deadline), or the grant was marked lost (released by
+/// us). Returns the first reason. One loop and one timer over the three notifiers, where
+/// `watch || session_loss || grant_event` would run three coroutines and two `||` groups:
+/// a monitored lock cycle sets this up every time (~15% of its client instructions).
+template <class StillHeld>
+asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shared_query& hub,
+                                            unsigned retries, StillHeld still_held) {
+    auto& s = *g->session;
+    auto subscription = hub.subscribe();
     while (!g->lost) {
-        if (g->session->check(std::chrono::steady_clock::now())) {
+        if (s.check(std::chrono::steady_clock::now())) {
             g->mark_lost(make_error_code(errc::session_invalidated));
             break;
         }
-        auto keys = watch();
-        auto sess = session_loss(g->session);
-        auto self = grant_event(g);
-        auto first = co_await (std::move(keys) || std::move(sess) || std::move(self));
-        if (first.index() == 0)
-            g->mark_lost(std::get<0>(first));
-        else if (first.index() == 1)
-            g->mark_lost(make_error_code(errc::session_invalidated));
+        if (hub.failures() > retries || (hub.known() && !still_held())) {
+            g->mark_lost(make_error_code(errc::lock_lost));
+            break;
+        }
+        co_await notifier::wait_any(s.policy.deadline(), hub.changed, s.changed, g->changed);
     }
     co_return g->lost;
 }

@@ -14,33 +14,6 @@ using detail::session_state;
 
 namespace {
 
-// Waits until the lease is lost: the key no longer names our session (deleted, released,
-// taken over), the hub's query failed more than monitor_retries times in a row, the
-// session is lost (invalidated or past its local deadline), or the lease was marked lost
-// (released by us). One loop and one timer over the three notifiers, where the generic
-// wait_grant_lost runs three coroutines and two `||` groups: a monitored lock cycle sets
-// this up every time (~15% of its client instructions).
-asio::awaitable<error_code> wait_lease_lost(std::shared_ptr<lease_state> L) {
-    auto& hub = *L->lock->hub;
-    auto& s = *L->session;
-    auto subscription = hub.subscribe();
-    while (!L->lost) {
-        if (s.check(clock::now())) {
-            L->mark_lost(make_error_code(errc::session_invalidated));
-            break;
-        }
-        const bool key_lost =
-            hub.known() && (!hub.entry() || hub.entry()->session != L->token.session);
-        if (key_lost || hub.failures() > L->lock->opts.monitor_retries) {
-            L->mark_lost(make_error_code(errc::lock_lost));
-            break;
-        }
-        co_await detail::notifier::wait_any(s.policy.deadline(), hub.changed, s.changed,
-                                            L->changed);
-    }
-    co_return L->lost;
-}
-
 asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<lease_state> L,
                                                                std::vector<txn_op> ops) {
     using result = std::pair<error_code, txn_result>;
@@ -85,7 +58,13 @@ std::optional<fencing_token> lock_lease::held() const {
 
 void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s)->lock->consul.get_executor();
-    detail::spawn_op(ex, wait_lease_lost(std::move(s)), std::move(h));
+    auto& hub = *s->lock->hub;
+    // Held while the key names our session (not deleted, released or taken over).
+    auto still_held = [&hub, session = s->token.session] {
+        return hub.entry() && hub.entry()->session == session;
+    };
+    const auto retries = s->lock->opts.monitor_retries;
+    detail::spawn_op(ex, detail::wait_grant_lost(s, hub, retries, still_held), std::move(h));
 }
 
 void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,

@@ -10,7 +10,6 @@
 #include <conclave/semaphore.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -85,12 +84,10 @@ struct queue_place {
 // unknown outcome may have added it), the session, or `until`.
 asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s,
                                       clock::time_point until) {
-    using namespace asio::experimental::awaitable_operators;
     if (place.at_front() || place.me->was_handed)
-        co_await (place.me->wake.wait(until) || place.hub.changed.wait(until) ||
-                  s.changed.wait(until));
+        co_await detail::notifier::wait_any(until, place.me->wake, place.hub.changed, s.changed);
     else
-        co_await (place.me->wake.wait(until) || s.changed.wait(until));
+        co_await detail::notifier::wait_any(until, place.me->wake, s.changed);
 }
 
 // Whether the hub's state lists `session` among the live holders.
@@ -297,22 +294,6 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
 // Watches the permit through the hub's shared query: lost when our session leaves the
 // holders (removed, or pruned because our contender key vanished), when `.lock` conflicts,
 // or when the query failed more than monitor_retries times in a row.
-asio::awaitable<error_code> watch_permit(std::shared_ptr<permit_state> P) {
-    auto& sem = *P->sem;
-    auto& hub = *sem.hub;
-    auto subscription = hub.subscribe();
-    for (;;) {
-        if (hub.failures() > sem.opts.monitor_retries)
-            co_return make_error_code(errc::lock_lost);
-        if (hub.known()) {
-            auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
-            if (r.ec || !r.record.holders.count(P->token.session))
-                co_return make_error_code(errc::lock_lost);
-        }
-        co_await hub.changed.wait(clock::time_point::max());
-    }
-}
-
 asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
     auto [ec, list] = co_await sem->consul.async_kv_list(detail::join_key(sem->prefix, ""),
                                                          query_options{}, use_tuple);
@@ -369,8 +350,14 @@ std::optional<fencing_token> permit::held() const {
 
 void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
-    auto watch = [s] { return watch_permit(s); };
-    detail::spawn_op(ex, detail::wait_grant_lost(s, watch), std::move(h));
+    auto& sem = *s->sem;
+    // Held while `.lock` lists our session among the live holders (with our limit).
+    auto still_held = [&sem, session = s->token.session] {
+        auto r = detail::interpret(sem, sem.hub->lock_entry(), sem.hub->entries(), nullptr);
+        return !r.ec && r.record.holders.count(session) > 0;
+    };
+    const auto retries = sem.opts.monitor_retries;
+    detail::spawn_op(ex, detail::wait_grant_lost(s, *sem.hub, retries, still_held), std::move(h));
 }
 
 void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
