@@ -68,7 +68,9 @@ with_deadline(DeferredOp op, std::chrono::steady_clock::time_point deadline) {
     auto [ec, value] = co_await std::move(op)(std::move(token));
     state->finished = true;
     timer.cancel();
-    if (state->timed_out)
+    // Past the deadline and ended by it. (An operation that completed just as the timer
+    // fired keeps its own result: a success is a success.)
+    if (state->timed_out && ec)
         co_return std::pair<error_code, T>{make_error_code(errc::timeout), T{}};
     co_return std::pair<error_code, T>{ec, std::move(value)};
 }

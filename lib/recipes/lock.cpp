@@ -104,19 +104,24 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
 // Deletes the waiter's contender key (bounded; a key left by a failure ends with the
 // session and is pruned by the others meanwhile). An acquire that ends without a lease
 // (cancelled, timed out) may have been handed the key by a holder in another process just
-// before the delete: then it releases the key again.
-asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, std::string contender_key,
-                              std::string session, bool has_lease) {
+// before: that handoff deleted the contender key in its own transaction, so the delete
+// (checked against the key's only write: a CAS delete of a missing key "succeeds" in
+// Consul) is refused, and then the key is read and released if ours.
+asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, const detail::hub_waiter& me,
+                              bool has_lease) {
     const auto until = clock::now() + l->opts.cleanup_timeout;
-    auto del =
-        l->consul.async_kv_delete(std::move(contender_key), kv_delete_options{}, asio::deferred);
-    co_await detail::with_deadline<bool>(std::move(del), until);
-    if (has_lease)
+    std::vector<txn_op> ops;
+    if (!has_lease)
+        ops.push_back(txn_op::check_index(me.contender_key, me.contender_index));
+    ops.push_back(txn_op::remove(me.contender_key));
+    auto del = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
+    auto [dec, t] = co_await detail::with_deadline<txn_result>(std::move(del), until);
+    if (has_lease || (!dec && t.committed))
         co_return;
     auto get = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
     auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(get), until);
-    if (ec || (r.entry && r.entry->session == session && r.entry->flags == lock_flag_value))
-        co_await detail::release_for(l->hub, std::move(session), l->opts.value,
+    if (ec || (r.entry && r.entry->session == me.session->id && r.entry->flags == lock_flag_value))
+        co_await detail::release_for(l->hub, me.session->id, l->opts.value,
                                      l->opts.cleanup_timeout);
 }
 
@@ -244,7 +249,7 @@ asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_
     if (maybe_holding)
         co_await undo_acquire(l, me.session->id);
     if (still_in_line(me))
-        co_await dequeue(l, me.contender_key, me.session->id, has_lease);
+        co_await dequeue(l, me, has_lease);
 }
 
 // The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
@@ -369,10 +374,14 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             throw;
         cancelled = true;
     }
+    // An attempt of unknown outcome that a later read showed to have worked (the key names
+    // our session) is the lease: nothing to undo then.
+    maybe_holding = maybe_holding && !result.second;
     if (maybe_holding || still_in_line(*place.me)) {
-        // Even after a cancellation (which would make any further await throw).
+        // Even after a cancellation (which would make any further await throw), and not
+        // interruptible by another one: the cleanup is bounded by cleanup_timeout.
         co_await asio::this_coro::throw_if_cancelled(false);
-        co_await asio::this_coro::reset_cancellation_state();
+        co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
         co_await leave_no_trace(l, *place.me, maybe_holding, result.second.has_value());
     }
     if (cancelled)

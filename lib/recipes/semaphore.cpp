@@ -272,7 +272,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         // No permit: leave no trace (holder entry, contender key), bounded.
         place.leave();
         co_await asio::this_coro::throw_if_cancelled(false);
-        co_await asio::this_coro::reset_cancellation_state();
+        co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
         const auto until = clock::now() + sem->opts.cleanup_timeout;
         // Someone's transaction is adding us: wait for its verdict (it is bounded too).
         while (me.state == phase::handing && clock::now() < until)

@@ -89,7 +89,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     // Cancelled: close the session (bounded), without letting the same cancellation
     // interrupt the cleanup.
     co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state();
+    co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
     if (cancelled && !s->destroyed && !s->gone_on_server) {
         auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
         if (!ec)

@@ -36,6 +36,8 @@ shared_query::~shared_query() {
 }
 
 bool shared_query::accept_read(std::uint64_t index) {
+    if (read_stopped_)
+        return false; // a read ended on purpose (forgotten, idle): what it saw is not news
     const bool went_back = index < read_index_;
     read_index_ = index;
     failures_ = 0;

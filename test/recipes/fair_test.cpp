@@ -297,3 +297,44 @@ TEST_CASE_METHOD(recipes_fixture,
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "fair mode: a second acquire by the holding session that gives up leaves the "
+                 "first lease held",
+                 "[lock][fair]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        client other{ioc.get_executor(), server.client_config()};
+        auto a = co_await session::async_create(consul, quick(5s));
+        auto b = co_await session::async_create(other, quick(5s));
+        lock mine{consul, p + "f", fair()};
+        lock again{consul, p + "f", fair()};
+        lock theirs{other, p + "f", fair()};
+        auto held = co_await mine.async_acquire(a);
+        auto watching = held.async_wait_lost(asio::deferred); // keeps a's hub current
+        asio::co_spawn(ioc, std::move(watching)(awaitable_tuple), asio::detached);
+        // b is first in line, so a's second acquire waits behind it and gives up.
+        asio::cancellation_signal stop_b;
+        countdown b_ended{ioc.get_executor(), 1};
+        auto wait_b = [&]() -> asio::awaitable<void> {
+            auto token = asio::bind_cancellation_slot(stop_b.slot(), awaitable_tuple);
+            co_await theirs.async_acquire(b, token);
+            b_ended.count_down();
+        };
+        asio::co_spawn(ioc, wait_b(), asio::detached);
+        co_await seen_in_line(consul, p + "f");
+        auto second = co_await again.async_try_acquire(a, 100ms);
+        CHECK_FALSE(second);
+        // Its cleanup must not take the key from the first lease of the same session.
+        auto entry = co_await consul.async_kv_get(p + "f");
+        REQUIRE(entry.entry);
+        CHECK(entry.entry->session == a.id());
+        CHECK(held.held());
+        stop_b.emit(asio::cancellation_type::terminal);
+        co_await b_ended.wait();
+        co_await held.async_release();
+        co_await b.async_destroy();
+        co_await mine.async_destroy();
+        co_await a.async_destroy();
+    };
+    run(ioc, body());
+}
