@@ -64,10 +64,6 @@ Options:
 
 )";
 
-void usage_error(const std::string& message) {
-    std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), elect_usage, http_flags_usage);
-}
-
 std::string default_value() {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0')
@@ -92,16 +88,9 @@ int elect_command(args a) {
     flags.add_bool("verbose", &cfg.verbose);
     http.add_to(flags);
 
-    auto parsed = flags.parse(a);
-    if (parsed.status == flag_set::outcome::help) {
-        std::printf("%s%s", elect_usage, http_flags_usage);
-        return exit_code::ok;
-    }
-    if (parsed.status == flag_set::outcome::error) {
-        usage_error(parsed.error);
-        return exit_code::error;
-    }
-    auto rest = parsed.rest;
+    std::vector<std::string_view> rest;
+    if (auto stop = parse_or_usage(flags, a, elect_usage, rest))
+        return *stop;
     if (rest.empty()) {
         std::fputs(leader_only ? "Key must be specified\n"
                                : "Key and child command must be specified\n",

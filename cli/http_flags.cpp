@@ -1,7 +1,9 @@
+#include "exit_codes.hpp"
 #include "http_flags.hpp"
 
 #include <boost/system/system_error.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +89,24 @@ std::optional<client_config> http_flags::make_config(const flag_set& flags,
         return std::nullopt;
     }
     return cfg;
+}
+
+int usage_error(const std::string& message, const char* usage) {
+    std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), usage, http_flags_usage);
+    return exit_code::error;
+}
+
+std::optional<int> parse_or_usage(flag_set& flags, args a, const char* usage,
+                                  std::vector<std::string_view>& rest) {
+    auto parsed = flags.parse(a);
+    if (parsed.status == flag_set::outcome::help) {
+        std::printf("%s%s", usage, http_flags_usage);
+        return exit_code::ok;
+    }
+    if (parsed.status == flag_set::outcome::error)
+        return usage_error(parsed.error, usage);
+    rest = std::move(parsed.rest);
+    return std::nullopt;
 }
 
 } // namespace conclave::cli

@@ -8,6 +8,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace conclave::cli {
 
@@ -31,5 +33,15 @@ struct http_flags {
 
 /// Help text of the options above, for the commands' usage.
 extern const char* const http_flags_usage;
+
+/// Prints `message`, then the command's help `usage` and the HTTP options' help, to stderr
+/// (the Consul CLI's way with a bad command line). Returns exit_code::error.
+int usage_error(const std::string& message, const char* usage);
+
+/// Parses the command line of a command whose help is `usage`. `-help` prints the help to
+/// stdout and ends with exit_code::ok; a flag error goes to usage_error(). Returns the
+/// exit status to end with, or nothing to go on (`rest`: the arguments after the flags).
+std::optional<int> parse_or_usage(flag_set& flags, args a, const char* usage,
+                                  std::vector<std::string_view>& rest);
 
 } // namespace conclave::cli

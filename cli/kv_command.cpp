@@ -56,8 +56,7 @@ struct kv_common {
 };
 
 int usage_error(const std::string& message) {
-    std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), kv_usage, http_flags_usage);
-    return exit_code::error;
+    return cli::usage_error(message, kv_usage);
 }
 
 std::string consul_error(const error_code& ec, const diagnostics& d, const client& consul) {
@@ -176,15 +175,7 @@ asio::awaitable<int> do_delete(client& consul, std::string key, kv_delete_option
 
 // Parses the flags; returns an exit status when the command must stop there.
 std::optional<int> parse(kv_common& c, args a, std::vector<std::string_view>& rest) {
-    auto parsed = c.flags.parse(a);
-    if (parsed.status == flag_set::outcome::help) {
-        std::printf("%s%s", kv_usage, http_flags_usage);
-        return exit_code::ok;
-    }
-    if (parsed.status == flag_set::outcome::error)
-        return usage_error(parsed.error);
-    rest = std::move(parsed.rest);
-    return std::nullopt;
+    return parse_or_usage(c.flags, a, kv_usage, rest);
 }
 
 // Runs `body` with a client built from the environment and the HTTP flags.

@@ -57,10 +57,6 @@ Options:
 
 )";
 
-void usage_error(const std::string& message) {
-    std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), lock_usage, http_flags_usage);
-}
-
 } // namespace
 
 int lock_command(args a) {
@@ -80,21 +76,15 @@ int lock_command(args a) {
     flags.add_bool("verbose", &cfg.verbose);
     http.add_to(flags);
 
-    auto parsed = flags.parse(a);
-    if (parsed.status == flag_set::outcome::help) {
-        std::printf("%s%s", lock_usage, http_flags_usage);
-        return exit_code::ok;
-    }
-    if (parsed.status == flag_set::outcome::error) {
-        usage_error(parsed.error);
-        return exit_code::error;
-    }
+    std::vector<std::string_view> rest;
+    if (auto stop = parse_or_usage(flags, a, lock_usage, rest))
+        return *stop;
     // The checks and texts of `consul lock`, in its order.
     if (limit <= 0) {
         std::fputs("Lock holder limit must be positive\n", stderr);
         return exit_code::error;
     }
-    if (parsed.rest.size() < 2) {
+    if (rest.size() < 2) {
         std::fputs("Key prefix and child command must be specified\n", stderr);
         return exit_code::error;
     }
@@ -111,17 +101,17 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
-    std::string_view prefix = parsed.rest[0];
+    std::string_view prefix = rest[0];
     while (!prefix.empty() && prefix.front() == '/')
         prefix.remove_prefix(1);
     cfg.prefix = clean_key_path(prefix);
     if (cfg.prefix.empty()) {
         std::fprintf(stderr,
                      "Key prefix '%s' names no key: give a path such as service/web/leader\n",
-                     std::string(parsed.rest[0]).c_str());
+                     std::string(rest[0]).c_str());
         return exit_code::error;
     }
-    cfg.command.assign(parsed.rest.begin() + 1, parsed.rest.end());
+    cfg.command.assign(rest.begin() + 1, rest.end());
     cfg.limit = static_cast<unsigned>(limit);
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);

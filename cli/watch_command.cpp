@@ -164,21 +164,15 @@ int watch_command(args a) {
     flags.add_bool("prefix", &as_prefix);
     flags.add_uint("count", &count);
     http.add_to(flags);
-    auto parsed = flags.parse(a);
-    if (parsed.status == flag_set::outcome::help) {
-        std::printf("%s%s", watch_usage, http_flags_usage);
-        return exit_code::ok;
-    }
-    if (parsed.status == flag_set::outcome::error || parsed.rest.size() != 1) {
-        const std::string message =
-            parsed.status == flag_set::outcome::error ? parsed.error
-            : parsed.rest.empty()
-                ? "Error! Missing key or prefix argument"
-                : "Too many arguments (expected 1, got " + std::to_string(parsed.rest.size()) + ")";
-        std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), watch_usage, http_flags_usage);
-        return exit_code::error;
-    }
-    const std::string path(parsed.rest[0]);
+    std::vector<std::string_view> rest;
+    if (auto stop = parse_or_usage(flags, a, watch_usage, rest))
+        return *stop;
+    if (rest.size() != 1)
+        return usage_error(rest.empty() ? "Error! Missing key or prefix argument"
+                                        : "Too many arguments (expected 1, got " +
+                                              std::to_string(rest.size()) + ")",
+                           watch_usage);
+    const std::string path(rest[0]);
     const bool prefix = as_prefix || (!path.empty() && path.back() == '/');
     std::string error;
     auto cfg = http.make_config(flags, error);

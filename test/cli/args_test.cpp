@@ -6,12 +6,7 @@ namespace conclave::test::cli {
 
 TEST_CASE("args: bad lock arguments are rejected as consul lock does", "[args]") {
     cli_fixture f;
-    struct bad {
-        std::vector<std::string> args;
-        std::string message;
-        bool usage; // followed by the help text
-    };
-    const std::vector<bad> cases{
+    const std::vector<bad_arguments> cases{
         {{"lock", "-n=0", "p", "true"}, "Lock holder limit must be positive\n", false},
         {{"lock", "-n=-2", "p", "true"}, "Lock holder limit must be positive\n", false},
         {{"lock", "-try=-10s", "p", "true"}, "Timeout must be positive\n", false},
@@ -32,17 +27,7 @@ TEST_CASE("args: bad lock arguments are rejected as consul lock does", "[args]")
          true},
         {{"lock", "---n=1", "p", "true"}, "bad flag syntax: ---n=1\n", true},
     };
-    for (const auto& c : cases) {
-        auto p = f.run(c.args);
-        const int code = p->wait(30s);
-        const auto err = p->err();
-        INFO("args: " << c.args.size() << " " << (c.args.size() > 1 ? c.args[1] : "")
-                      << "\nstderr: " << err);
-        CHECK(code == 1);
-        CHECK(err.rfind(c.message, 0) == 0); // the message comes first
-        CHECK((err.find("Usage: conclave lock") != std::string::npos) == c.usage);
-        CHECK(p->out().empty());
-    }
+    check_refused(f, cases, "Usage: conclave lock");
     CHECK(f.sessions().empty()); // argument errors never reach Consul
 }
 

@@ -259,4 +259,20 @@ std::uint64_t token_modify_index(const std::string& token) {
     return std::stoull(token.substr(0, token.find(':')));
 }
 
+void check_refused(const cli_fixture& f, const std::vector<bad_arguments>& cases,
+                   const std::string& usage_head) {
+    using namespace std::chrono_literals;
+    for (const auto& c : cases) {
+        auto p = f.run(c.args);
+        const int code = p->wait(30s);
+        const auto err = p->err();
+        INFO("args: " << c.args.size() << " " << (c.args.size() > 1 ? c.args[1] : "")
+                      << "\nstderr: " << err);
+        CHECK(code == 1);
+        CHECK(err.rfind(c.message, 0) == 0); // the message comes first
+        CHECK((err.find(usage_head) != std::string::npos) == c.usage);
+        CHECK(p->out().empty());
+    }
+}
+
 } // namespace conclave::test::cli

@@ -99,6 +99,17 @@ private:
     client_config make_config() const;
 };
 
+/// A command line the command must refuse: exit status 1, `message` first on stderr, then
+/// the help text (when `usage`), nothing on stdout.
+struct bad_arguments {
+    std::vector<std::string> args;
+    std::string message;
+    bool usage; ///< followed by the help text
+};
+/// Runs each case and checks it as above; `usage_head` starts the command's help text.
+void check_refused(const cli_fixture& f, const std::vector<bad_arguments>& cases,
+                   const std::string& usage_head);
+
 /// The session of a CONCLAVE_LOCK_TOKEN ("<modify>:<lock>:<session>:<key>").
 std::string token_session(const std::string& token);
 std::uint64_t token_modify_index(const std::string& token);

@@ -201,12 +201,7 @@ TEST_CASE("elect: -once exits 3 when leadership is lost during the term", "[elec
 
 TEST_CASE("elect: errors", "[elect]") {
     cli_fixture f;
-    struct bad {
-        std::vector<std::string> args;
-        std::string message;
-        bool usage; // followed by the help text
-    };
-    const std::vector<bad> cases{
+    const std::vector<bad_arguments> cases{
         {{"elect"}, "Key and child command must be specified\n", false},
         {{"elect", "svc/k"}, "Key and child command must be specified\n", false},
         {{"elect", "svc/k", "--"}, "Key and child command must be specified\n", false},
@@ -224,17 +219,7 @@ TEST_CASE("elect: errors", "[elect]") {
          "invalid value \"soon\" for flag -lock-delay: parse error\n",
          true},
     };
-    for (const auto& c : cases) {
-        auto p = f.run(c.args);
-        const int code = p->wait(30s);
-        const auto err = p->err();
-        INFO("args: " << c.args.size() << " " << (c.args.size() > 1 ? c.args[1] : "")
-                      << "\nstderr: " << err);
-        CHECK(code == 1);
-        CHECK(err.rfind(c.message, 0) == 0); // the message comes first
-        CHECK((err.find("Usage: conclave elect") != std::string::npos) == c.usage);
-        CHECK(p->out().empty());
-    }
+    check_refused(f, cases, "Usage: conclave elect");
     CHECK(f.sessions().empty()); // argument errors never reach Consul
 
     auto help = f.run({"elect", "-help"});
