@@ -25,11 +25,6 @@ lock_options fair() {
     return lock_options{}.with_fair();
 }
 
-std::uint64_t count(const dev::agent_stats& s, const std::string& endpoint) {
-    auto it = s.by_endpoint.find(endpoint);
-    return it == s.by_endpoint.end() ? 0 : it->second;
-}
-
 // Waits until a contender is in line on `key` (its contender key exists) and the fair-mode
 // hub of `c` on `key` has read a state that includes it: a release on `c` then decides on a
 // view that shows that contender.

@@ -19,11 +19,6 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-std::uint64_t count(const dev::agent_stats& s, const std::string& endpoint) {
-    auto it = s.by_endpoint.find(endpoint);
-    return it == s.by_endpoint.end() ? 0 : it->second;
-}
-
 // N contenders, each with its own session and lock object on one key, one client.
 struct contenders {
     explicit contenders(std::size_t n) { sessions.resize(n); }

@@ -20,6 +20,12 @@
 
 namespace conclave::test {
 
+/// Requests the agent served on `endpoint` (e.g. "PUT /v1/txn") by `s`.
+inline std::uint64_t count(const dev::agent_stats& s, const std::string& endpoint) {
+    auto it = s.by_endpoint.find(endpoint);
+    return it == s.by_endpoint.end() ? 0 : it->second;
+}
+
 /// For `co_await op(awaitable_tuple)`: errors as values, inside operators such as `||`.
 inline constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);
 
