@@ -75,4 +75,25 @@ private:
     std::chrono::milliseconds current_{25};
 };
 
+/// Waits between retries of transient failures (network, 5xx) while acquiring: 50 ms,
+/// doubling up to 2 s.
+class retry_backoff {
+public:
+    std::chrono::steady_clock::duration next() {
+        const auto d = current_;
+        current_ =
+            std::min<std::chrono::steady_clock::duration>(current_ * 2, std::chrono::seconds{2});
+        return d;
+    }
+    void reset() { current_ = std::chrono::milliseconds{50}; }
+
+private:
+    std::chrono::steady_clock::duration current_ = std::chrono::milliseconds{50};
+};
+
+/// How long an acquire transaction may take even when the budget is (nearly) spent, so
+/// that try_acquire with a budget of 0 means "one attempt, no waiting" (locks and
+/// semaphores alike).
+inline constexpr auto minimum_attempt_time = std::chrono::milliseconds{500};
+
 } // namespace conclave::detail

@@ -97,4 +97,9 @@ sleep_for(std::chrono::steady_clock::duration d,
     co_await timer.async_wait(asio::use_awaitable);
 }
 
+/// Whether an optional deadline has passed (no deadline never passes).
+inline bool past(const std::optional<std::chrono::steady_clock::time_point>& d) {
+    return d && std::chrono::steady_clock::now() >= *d;
+}
+
 } // namespace conclave::detail

@@ -31,28 +31,6 @@ namespace {
 
 using acquire_result = std::pair<error_code, std::optional<lock_lease>>;
 
-// Waits between retries of transient failures (network, 5xx) while acquiring.
-class retry_backoff {
-public:
-    clock::duration next() {
-        const auto d = current_;
-        current_ = std::min<clock::duration>(current_ * 2, std::chrono::seconds{2});
-        return d;
-    }
-    void reset() { current_ = std::chrono::milliseconds{50}; }
-
-private:
-    clock::duration current_ = std::chrono::milliseconds{50};
-};
-
-// How long an acquire transaction may take even when the budget is (nearly) spent, so
-// that try_acquire with a budget of 0 means "one attempt, no waiting".
-constexpr auto minimum_attempt_time = std::chrono::milliseconds{500};
-
-bool past(const deadline_t& d) {
-    return d && clock::now() >= *d;
-}
-
 } // namespace
 
 namespace detail {
@@ -202,10 +180,10 @@ lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_sta
 // budget. Its own coroutine: a parked waiter keeps only the loop's frame.
 asio::awaitable<error_code> enter_line(detail::key_hub& hub, detail::hub_waiter& me,
                                        deadline_t deadline) {
-    retry_backoff backoff;
+    detail::retry_backoff backoff;
     for (;;) {
         auto ec = co_await enqueue(hub, me, deadline);
-        if (!ec || past(deadline))
+        if (!ec || detail::past(deadline))
             co_return error_code{}; // entered, or out of time (an empty result)
         if (!is_retryable(ec))
             co_return ec;
@@ -231,7 +209,7 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
     auto op = l.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
     // The one attempt a spent budget still allows gets a little time.
     if (deadline)
-        deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
+        deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
     co_return co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
 }
 
@@ -263,7 +241,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
     detail::lock_delay_backoff delay_backoff{l->opts.max_lock_delay_wait};
-    retry_backoff backoff;
+    detail::retry_backoff backoff;
     bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
     bool cancelled = false;
     bool looked = false; // the key was seen taken, or an attempt was answered
@@ -271,7 +249,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
     const auto wake_by = [&] {
         auto until = s->policy.deadline();
         // Past the budget but not looked yet: wait for the hub's read, not for the budget.
-        if (deadline && (looked || !past(deadline)))
+        if (deadline && (looked || !detail::past(deadline)))
             until = std::min(until, *deadline);
         return until;
     };
@@ -294,7 +272,7 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             }
             // A budget (even 0) allows one look at the key: give up once it has been
             // seen taken or an attempt failed, or when Consul cannot be read at all.
-            if (past(deadline) && (looked || hub.failures() > 0))
+            if (detail::past(deadline) && (looked || hub.failures() > 0))
                 break; // not acquired in time: empty result
             if (handed_by_another_process(hub, *place.me)) {
                 place.me->contender_key.clear(); // the handing release deleted it
@@ -333,8 +311,8 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             if (ec) {
                 // Unknown outcome. Giving up: the cleanup below releases it if it was
                 // applied. Retrying: read the key first (it may say we hold it).
-                if (past(deadline) || !is_retryable(ec)) {
-                    if (!past(deadline))
+                if (detail::past(deadline) || !is_retryable(ec)) {
+                    if (!detail::past(deadline))
                         result.first = ec;
                     break;
                 }

@@ -2,6 +2,7 @@
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
 #include "consul/spawn.hpp"
+#include "recipes/acquire_policy.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/semaphore_handoff.hpp"
 #include "recipes/semaphore_release.hpp"
@@ -30,28 +31,6 @@ using phase = semaphore_waiter::phase;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-// How long an acquire CAS may take even when the budget is (nearly) spent, so that
-// try_acquire with a budget of 0 still gets its one attempt.
-constexpr auto minimum_attempt_time = std::chrono::milliseconds{500};
-
-bool past(const deadline_t& d) {
-    return d && clock::now() >= *d;
-}
-
-// Waits between retries of transient failures (network, 5xx) while acquiring.
-class retry_backoff {
-public:
-    clock::duration next() {
-        const auto d = current_;
-        current_ = std::min<clock::duration>(current_ * 2, std::chrono::seconds{2});
-        return d;
-    }
-    void reset() { current_ = std::chrono::milliseconds{50}; }
-
-private:
-    clock::duration current_ = std::chrono::milliseconds{50};
-};
 
 // The waiter's place in the hub's queue (arrival order), left on every exit path.
 struct queue_place {
@@ -143,13 +122,13 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     bool maybe_holder = false; // a CAS adding us was sent and its outcome is unknown
     bool cancelled = false;
     bool looked = false; // the semaphore was seen full, or an attempt was answered
-    retry_backoff backoff;
+    detail::retry_backoff backoff;
     cas_race_backoff race;
     const auto wake_by = [&] {
         auto until = s->policy.deadline();
         // Past the budget but not looked yet: wait for the hub's read, not for the budget.
         // Being handed a slot: wait for the verdict (the hander's request is bounded).
-        if (deadline && me.state != phase::handing && (looked || !past(deadline)))
+        if (deadline && me.state != phase::handing && (looked || !detail::past(deadline)))
             until = std::min(until, *deadline);
         return until;
     };
@@ -157,7 +136,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         contender_sent = true;
         auto pec = co_await write_contender(*sem, *s, deadline);
         if (pec) {
-            if (!past(deadline))
+            if (!detail::past(deadline))
                 result.first = pec;
         } else {
             me.enqueued = true;
@@ -175,7 +154,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             }
             // A budget (even 0) allows one look: give up once the semaphore was seen full
             // or an attempt failed, or when Consul cannot be read at all.
-            if (past(deadline) && me.state != phase::handing && (looked || hub.failures() > 0))
+            if (detail::past(deadline) && me.state != phase::handing &&
+                (looked || hub.failures() > 0))
                 break; // not acquired in time: empty result
             const bool settled =
                 me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
@@ -229,7 +209,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 auto op = sem->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
                 auto attempt_deadline = deadline;
                 if (deadline)
-                    attempt_deadline = std::max(*deadline, clock::now() + minimum_attempt_time);
+                    attempt_deadline =
+                        std::max(*deadline, clock::now() + detail::minimum_attempt_time);
                 outcome = co_await detail::with_optional_deadline<txn_result>(std::move(op),
                                                                               attempt_deadline);
                 auto& [tec, t] = outcome;
@@ -242,8 +223,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             if (tec) {
                 // Unknown outcome. Giving up: the cleanup below leaves the holders if it
                 // was applied. Retrying: read the prefix first (it may say we hold a slot).
-                if (past(deadline) || !is_retryable(tec)) {
-                    if (!past(deadline))
+                if (detail::past(deadline) || !is_retryable(tec)) {
+                    if (!detail::past(deadline))
                         result.first = tec;
                     break;
                 }
