@@ -50,6 +50,8 @@ def main():
                 continue
             sys.exit("%s: error: %s" % (which, err))
         want = COMMON + EXTRA.get(scenario, [])
+        if r.get("variant") == "resign":
+            want = want + ["idle_rtt_p50_us", "handoff_rtts", "handoff_rtts_vs_rtt_loop"]
         if scenario == "peers" and r.get("impl") != "conclave":
             want = COMMON + EXTRA["peers"]
         missing = [f for f in want if f not in r]
