@@ -82,17 +82,21 @@ asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key) {
     co_return monotonic_ns() - start;
 }
 
-asio::awaitable<void> hold_idle(lock_lease lease) {
-    using namespace asio::experimental::awaitable_operators;
-    auto held = co_await (lease.async_wait_lost(use_tuple) || sleep_for_us(settle_us));
-    if (held.index() == 0)
-        throw std::runtime_error("resign: the holder lost the lock while holding it");
+// While the waiter parks: idle, one GET timed from idle, idle again.
+asio::awaitable<void> idle_then_measure(client c, std::string key, handover& out) {
+    out.idle_rtt_ns = co_await idle_round_trip(c, key);
+    co_await sleep_for_us(settle_us);
 }
 
 asio::awaitable<void> resign_later(client c, std::string key, lock_lease lease, handover& out) {
-    co_await hold_idle(lease); // the waiter parks meanwhile
-    out.idle_rtt_ns = co_await idle_round_trip(c, key);
-    co_await hold_idle(lease);
+    {
+        // The holder watches its lease the whole time, as holders do (in fair mode that is
+        // also how it knows whom to hand the key to).
+        using namespace asio::experimental::awaitable_operators;
+        auto held = co_await (lease.async_wait_lost(use_tuple) || idle_then_measure(c, key, out));
+        if (held.index() == 0)
+            throw std::runtime_error("resign: the holder lost the lock while holding it");
+    }
     out.event_ns = monotonic_ns();
     auto [ec] = co_await lease.async_release(use_tuple);
     if (ec)
