@@ -53,7 +53,7 @@ template <class StillHeld>
 asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shared_query& hub,
                                             unsigned retries, StillHeld still_held) {
     auto& s = *g->session;
-    auto subscription = hub.subscribe();
+    auto subscription = hub.subscribe(shared_query::need::monitor);
     while (!g->lost) {
         if (s.check(std::chrono::steady_clock::now())) {
             g->mark_lost(make_error_code(errc::session_invalidated));

@@ -5,6 +5,7 @@
 #include <conclave/lock.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 
 using namespace conclave;
 using namespace conclave::test;
@@ -171,6 +172,60 @@ TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one t
         // per cycle.
         CHECK(stats.requests <= 3 * cycles);
         co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a lease watched for a short section costs no query",
+                 "[lock][cheap]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(5s));
+        lock mutex{consul, p + "short"};
+        auto warm = co_await mutex.async_acquire(s);
+        co_await warm.async_release();
+        server.agent()->reset_stats();
+        constexpr int cycles = 10;
+        for (int i = 0; i < cycles; ++i) {
+            auto lease = co_await mutex.async_acquire(s);
+            // A section of one loop turn, watched as holders do.
+            auto section = [&]() -> asio::awaitable<void> {
+                co_await asio::post(ioc, asio::use_awaitable);
+            };
+            auto watched = co_await (lease.async_wait_lost(awaitable_tuple) || section());
+            CHECK(watched.index() == 1);
+            co_await lease.async_release();
+        }
+        const auto stats = server.agent()->stats();
+        CHECK(count(stats, "PUT /v1/txn") == 2 * cycles);
+        // Released before the monitor's query was due: no query, no wake-up (was one per
+        // cycle). Two allow for a loaded machine stretching a loop turn past the delay.
+        CHECK(count(stats, "GET /v1/kv") <= 2);
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a change before the monitor's query starts is still seen",
+                 "[lock][lost]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        lock mutex{consul, p + "early"};
+        auto lease = co_await mutex.async_acquire(s);
+        auto remove = [&]() -> asio::awaitable<steady::time_point> {
+            co_await consul.async_kv_delete(p + "early"); // at once: within the start delay
+            co_return steady::now();
+        };
+        auto lost = [&]() -> asio::awaitable<error_code> {
+            auto [ec] = co_await lease.async_wait_lost(awaitable_tuple);
+            co_return ec;
+        };
+        auto [ec, at] = co_await (lost() && remove());
+        CHECK(ec == errc::lock_lost);
+        CHECK(steady::now() - at < 1s);
         co_await s.async_destroy();
     };
     run(ioc, body());
