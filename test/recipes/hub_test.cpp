@@ -17,17 +17,6 @@ using namespace conclave::test;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 
-namespace {
-
-// N contenders, each with its own session and lock object on one key, one client.
-struct contenders {
-    explicit contenders(std::size_t n) { sessions.resize(n); }
-    std::vector<session> sessions;
-    std::vector<std::unique_ptr<lock>> locks;
-};
-
-} // namespace
-
 TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query on the key",
                  "[lock][hub]") {
     if (skip_unless_dev_agent())
@@ -38,16 +27,16 @@ TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query o
         lock holder_lock{consul, p + "k"};
         auto held = co_await holder_lock.async_acquire(holder_session);
 
-        contenders c{waiters};
+        contenders<lock> c{waiters};
         countdown granted{ioc.get_executor(), waiters};
         for (std::size_t i = 0; i < waiters; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.locks.push_back(std::make_unique<lock>(consul, p + "k"));
+            c.objects.push_back(std::make_unique<lock>(consul, p + "k"));
         }
         countdown released{ioc.get_executor(), waiters};
         // (A coroutine lambda must outlive its coroutines: one closure, the index passed.)
         auto one = [&](std::size_t i) -> asio::awaitable<void> {
-            auto lease = co_await c.locks[i]->async_acquire(c.sessions[i]);
+            auto lease = co_await c.objects[i]->async_acquire(c.sessions[i]);
             granted.count_down();
             co_await lease.async_release();
             released.count_down();
@@ -82,15 +71,15 @@ TEST_CASE_METHOD(recipes_fixture, "local waiters get the lock in arrival order",
         lock holder_lock{consul, p + "k"};
         auto held = co_await holder_lock.async_acquire(holder_session);
 
-        contenders c{waiters};
+        contenders<lock> c{waiters};
         std::vector<std::size_t> order;
         countdown done{ioc.get_executor(), waiters};
         for (std::size_t i = 0; i < waiters; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.locks.push_back(std::make_unique<lock>(consul, p + "k"));
+            c.objects.push_back(std::make_unique<lock>(consul, p + "k"));
         }
         auto one = [&](std::size_t i) -> asio::awaitable<void> {
-            auto lease = co_await c.locks[i]->async_acquire(c.sessions[i]);
+            auto lease = co_await c.objects[i]->async_acquire(c.sessions[i]);
             order.push_back(i);
             co_await lease.async_release();
             done.count_down();
@@ -122,17 +111,17 @@ TEST_CASE_METHOD(recipes_fixture,
     auto body = [&]() -> asio::awaitable<void> {
         constexpr std::size_t n = 8;
         constexpr int rounds = 20;
-        contenders c{n};
+        contenders<lock> c{n};
         for (std::size_t i = 0; i < n; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.locks.push_back(std::make_unique<lock>(consul, p + "k"));
+            c.objects.push_back(std::make_unique<lock>(consul, p + "k"));
         }
         server.agent()->reset_stats();
         std::vector<std::size_t> grants; // who got it, in order
         countdown finished{ioc.get_executor(), n};
         auto loop = [&](std::size_t i) -> asio::awaitable<void> {
             for (int r = 0; r < rounds; ++r) {
-                auto lease = co_await c.locks[i]->async_acquire(c.sessions[i]);
+                auto lease = co_await c.objects[i]->async_acquire(c.sessions[i]);
                 grants.push_back(i);
                 co_await lease.async_release();
             }

@@ -18,6 +18,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <vector>
+
 namespace conclave::test {
 
 /// Requests the agent served on `endpoint` (e.g. "PUT /v1/txn") by `s`.
@@ -25,6 +28,15 @@ inline std::uint64_t count(const dev::agent_stats& s, const std::string& endpoin
     auto it = s.by_endpoint.find(endpoint);
     return it == s.by_endpoint.end() ? 0 : it->second;
 }
+
+/// N contenders on one key or prefix of one client, each with its own session and `Recipe`
+/// object (lock, semaphore), as separate services would be.
+template <class Recipe>
+struct contenders {
+    explicit contenders(std::size_t n) { sessions.resize(n); }
+    std::vector<session> sessions;
+    std::vector<std::unique_ptr<Recipe>> objects;
+};
 
 /// For `co_await op(awaitable_tuple)`: errors as values, inside operators such as `||`.
 inline constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);

@@ -18,13 +18,6 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-// N contenders, each with its own session and semaphore object on one prefix, one client.
-struct contenders {
-    explicit contenders(std::size_t n) { sessions.resize(n); }
-    std::vector<session> sessions;
-    std::vector<std::unique_ptr<semaphore>> sems;
-};
-
 // Keys under `prefix` held by a session: the contender keys.
 std::size_t held_keys(const kv_list_result& r) {
     return static_cast<std::size_t>(std::count_if(
@@ -42,25 +35,25 @@ TEST_CASE_METHOD(recipes_fixture,
         constexpr std::size_t waiters = 16;
         constexpr std::uint32_t limit = 2;
         const auto prefix = p + "pool";
-        contenders holders{limit};
+        contenders<semaphore> holders{limit};
         std::vector<permit> held;
         for (std::size_t i = 0; i < limit; ++i) {
             holders.sessions[i] = co_await session::async_create(consul, quick(5s));
-            holders.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
-            held.push_back(co_await holders.sems[i]->async_acquire(holders.sessions[i]));
+            holders.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            held.push_back(co_await holders.objects[i]->async_acquire(holders.sessions[i]));
         }
 
-        contenders c{waiters};
+        contenders<semaphore> c{waiters};
         for (std::size_t i = 0; i < waiters; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            c.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
         }
         countdown granted{ioc.get_executor(), waiters};
         countdown released{ioc.get_executor(), waiters};
         unsigned inside = limit, max_inside = limit;
         // (A coroutine lambda must outlive its coroutines: one closure, the index passed.)
         auto one = [&](std::size_t i) -> asio::awaitable<void> {
-            auto got = co_await c.sems[i]->async_acquire(c.sessions[i]);
+            auto got = co_await c.objects[i]->async_acquire(c.sessions[i]);
             max_inside = std::max(max_inside, ++inside);
             granted.count_down();
             --inside;
@@ -110,22 +103,22 @@ TEST_CASE_METHOD(recipes_fixture, "local semaphore waiters get slots in arrival 
         constexpr std::size_t waiters = 8;
         constexpr std::uint32_t limit = 2;
         const auto prefix = p + "fifo";
-        contenders holders{limit};
+        contenders<semaphore> holders{limit};
         std::vector<permit> held;
         for (std::size_t i = 0; i < limit; ++i) {
             holders.sessions[i] = co_await session::async_create(consul, quick(5s));
-            holders.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
-            held.push_back(co_await holders.sems[i]->async_acquire(holders.sessions[i]));
+            holders.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            held.push_back(co_await holders.objects[i]->async_acquire(holders.sessions[i]));
         }
-        contenders c{waiters};
+        contenders<semaphore> c{waiters};
         for (std::size_t i = 0; i < waiters; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            c.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
         }
         std::vector<std::size_t> order;
         countdown done{ioc.get_executor(), waiters};
         auto one = [&](std::size_t i) -> asio::awaitable<void> {
-            auto got = co_await c.sems[i]->async_acquire(c.sessions[i]);
+            auto got = co_await c.objects[i]->async_acquire(c.sessions[i]);
             order.push_back(i);
             co_await got.async_release();
             done.count_down();
@@ -188,10 +181,10 @@ TEST_CASE_METHOD(recipes_fixture,
                                      R"({"Limit":4,"Holders":{)" + holders_json + "}}",
                                      kv_put_options{}.with_flags(semaphore_flag_value));
 
-        contenders c{waiters};
+        contenders<semaphore> c{waiters};
         for (std::size_t i = 0; i < waiters; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            c.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
         }
         std::vector<permit> permits(waiters);
         countdown first_round{ioc.get_executor(), limit};
@@ -200,7 +193,7 @@ TEST_CASE_METHOD(recipes_fixture,
         bool may_release = false;
         unsigned inside = 0, max_inside = 0;
         auto one = [&](std::size_t i) -> asio::awaitable<void> {
-            permits[i] = co_await c.sems[i]->async_acquire(c.sessions[i]);
+            permits[i] = co_await c.objects[i]->async_acquire(c.sessions[i]);
             max_inside = std::max(max_inside, ++inside);
             first_round.count_down();
             while (!may_release)
@@ -262,10 +255,10 @@ TEST_CASE_METHOD(recipes_fixture,
         constexpr std::uint32_t limit = 2;
         constexpr int rounds = 20;
         const auto prefix = p + "loop";
-        contenders c{n};
+        contenders<semaphore> c{n};
         for (std::size_t i = 0; i < n; ++i) {
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
-            c.sems.push_back(std::make_unique<semaphore>(consul, prefix, limit));
+            c.objects.push_back(std::make_unique<semaphore>(consul, prefix, limit));
         }
         server.agent()->reset_stats();
         std::vector<std::size_t> grants; // who got a slot, in order
@@ -273,7 +266,7 @@ TEST_CASE_METHOD(recipes_fixture,
         countdown finished{ioc.get_executor(), n};
         auto loop = [&](std::size_t i) -> asio::awaitable<void> {
             for (int r = 0; r < rounds; ++r) {
-                auto got = co_await c.sems[i]->async_acquire(c.sessions[i]);
+                auto got = co_await c.objects[i]->async_acquire(c.sessions[i]);
                 grants.push_back(i);
                 max_inside = std::max(max_inside, ++inside);
                 --inside;
