@@ -1,9 +1,9 @@
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
 #include "codec/json.hpp"
+#include "codec/reply_parser.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 namespace conclave {
@@ -28,24 +28,6 @@ error_code invalid_key(diagnostics* diag, std::string_view key) {
     return make_error_code(errc::invalid_argument);
 }
 
-// Parses a JSON array of KVPairs.
-bool parse_entries(const std::string& body, std::vector<kv_entry>& out) {
-    error_code ec;
-    unsigned char scratch[codec::parse_scratch_size];
-    json::monotonic_resource mr(scratch, sizeof scratch);
-    auto v = json::parse(body, ec, &mr);
-    if (ec || !v.is_array())
-        return false;
-    out.reserve(v.get_array().size());
-    for (const auto& item : v.get_array()) {
-        kv_entry e;
-        if (!codec::kv_entry_from_json(item, e))
-            return false;
-        out.push_back(std::move(e));
-    }
-    return true;
-}
-
 asio::awaitable<op_result<kv_get_result>> kv_get(std::shared_ptr<detail::client_impl> c,
                                                  std::string key, query_options q) {
     api_call call;
@@ -64,7 +46,7 @@ asio::awaitable<op_result<kv_get_result>> kv_get(std::shared_ptr<detail::client_
     if (reply.status != 200)
         co_return op_result<kv_get_result>{detail::status_error(call, reply), {}};
     std::vector<kv_entry> entries;
-    if (!parse_entries(reply.body, entries) || entries.size() != 1)
+    if (!codec::parse_kv_entries(reply.body, entries) || entries.size() != 1)
         co_return op_result<kv_get_result>{detail::parse_error(call, "expected one KV entry"), {}};
     r.entry = std::move(entries.front());
     co_return op_result<kv_get_result>{error_code{}, std::move(r)};
@@ -110,7 +92,7 @@ asio::awaitable<op_result<kv_list_result>> kv_list(std::shared_ptr<detail::clien
         co_return op_result<kv_list_result>{error_code{}, std::move(r)};
     if (reply.status != 200)
         co_return op_result<kv_list_result>{detail::status_error(call, reply), {}};
-    if (!parse_entries(reply.body, r.entries))
+    if (!codec::parse_kv_entries(reply.body, r.entries))
         co_return op_result<kv_list_result>{detail::parse_error(call, "bad KV list"), {}};
     co_return op_result<kv_list_result>{error_code{}, std::move(r)};
 }

@@ -1,10 +1,10 @@
 // /v1/txn, /v1/status/leader and /v1/agent/self.
 #include "codec/json.hpp"
+#include "codec/reply_parser.hpp"
 #include "codec/txn_body.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -18,41 +18,6 @@ namespace {
 
 template <class T>
 using op_result = std::pair<error_code, T>;
-
-bool parse_txn_body(const std::string& body, txn_result& r) {
-    error_code ec;
-    unsigned char scratch[codec::parse_scratch_size];
-    json::monotonic_resource mr(scratch, sizeof scratch);
-    auto v = json::parse(body, ec, &mr);
-    if (ec || !v.is_object())
-        return false;
-    const auto& o = v.get_object();
-    if (auto* results = o.if_contains("Results"); results && results->is_array()) {
-        for (const auto& item : results->get_array()) {
-            const json::value* kv =
-                item.is_object() ? item.get_object().if_contains("KV") : nullptr;
-            if (!kv)
-                continue; // a non-KV result (node/service/check ops): not ours to read
-            kv_entry e;
-            if (!codec::kv_entry_from_json(*kv, e))
-                return false;
-            r.results.push_back(std::move(e));
-        }
-    }
-    if (auto* errors = o.if_contains("Errors"); errors && errors->is_array()) {
-        for (const auto& item : errors->get_array()) {
-            if (!item.is_object())
-                return false;
-            txn_error err;
-            if (auto* idx = item.get_object().if_contains("OpIndex"))
-                err.op_index = codec::json_u64(*idx).value_or(0);
-            if (auto* what = item.get_object().if_contains("What"); what && what->is_string())
-                err.what = std::string(what->get_string());
-            r.errors.push_back(std::move(err));
-        }
-    }
-    return true;
-}
 
 asio::awaitable<op_result<txn_result>> txn(std::shared_ptr<detail::client_impl> c,
                                            std::vector<txn_op> ops, txn_options o) {
@@ -75,7 +40,7 @@ asio::awaitable<op_result<txn_result>> txn(std::shared_ptr<detail::client_impl> 
     txn_result r;
     r.committed = reply.status == 200;
     r.meta = reply.meta;
-    if (!parse_txn_body(reply.body, r))
+    if (!codec::parse_txn_reply(reply.body, r))
         co_return op_result<txn_result>{detail::parse_error(call, "bad transaction result"), {}};
     co_return op_result<txn_result>{error_code{}, std::move(r)};
 }
