@@ -7,8 +7,6 @@
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
 
-#include <charconv>
-
 namespace conclave {
 
 namespace bhttp = boost::beast::http;
@@ -50,10 +48,13 @@ namespace {
 constexpr std::chrono::milliseconds default_query_wait{300000};
 constexpr std::chrono::milliseconds max_query_wait{600000};
 
-std::string build_target(const api_call& call, const std::string& default_dc) {
+// The request target: the call's path itself, or path and query built into `storage`.
+std::string_view build_target(const api_call& call, const std::string& default_dc,
+                              std::string& storage) {
     const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
     // The paths are percent-encoded already (kv_path, encode_segment): without a query
-    // there is nothing for Boost.URL to do, and most calls (txn, GET of a key) have none.
+    // there is nothing for Boost.URL to do, nor a copy to make, and most calls (txn, GET
+    // of a key) have none.
     if (call.params.empty() && dc.empty())
         return call.path;
     boost::urls::url u;
@@ -67,7 +68,8 @@ std::string build_target(const api_call& call, const std::string& default_dc) {
     }
     if (!dc.empty())
         params.append({"dc", dc});
-    return std::string(u.encoded_target());
+    storage = std::string(u.encoded_target());
+    return storage;
 }
 
 // A failure that says the server closed an idle keep-alive connection before reading our
@@ -76,23 +78,6 @@ bool stale_connection_error(const error_code& ec) {
     return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
            ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
            ec == bhttp::error::partial_message;
-}
-
-std::uint64_t parse_u64(std::string_view s) {
-    std::uint64_t v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
-
-query_meta read_meta(const http::response& res) {
-    query_meta m;
-    if (auto it = res.find("X-Consul-Index"); it != res.end())
-        m.index = parse_u64(it->value());
-    if (auto it = res.find("X-Consul-KnownLeader"); it != res.end())
-        m.known_leader = it->value() == "true";
-    if (auto it = res.find("X-Consul-LastContact"); it != res.end())
-        m.last_contact = std::chrono::milliseconds{parse_u64(it->value())};
-    return m;
 }
 
 void describe_failure(const api_call& call, const error_code& ec, const client_config& cfg) {
@@ -110,16 +95,14 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     using result = std::pair<error_code, api_reply>;
     auto self = shared_from_this(); // outlive the client handle while in flight
 
-    http::request req{call.method, build_target(call, config.datacenter), 11};
-    req.set(bhttp::field::host, host_header);
-    req.set(bhttp::field::user_agent, "conclave/0.1");
-    if (!config.token.empty())
-        req.set("X-Consul-Token", config.token);
-    if (call.content_type)
-        req.set(bhttp::field::content_type, call.content_type);
-    req.body() = std::move(call.body);
-    req.keep_alive(true);
-    req.prepare_payload();
+    std::string target_storage;
+    http::request req;
+    req.method = call.method;
+    req.target = build_target(call, config.datacenter, target_storage);
+    req.host = host_header; // both views outlive the call: `self` holds them
+    req.token = config.token;
+    req.content_type = call.content_type;
+    req.body = std::move(call.body);
 
     http::clock::duration timeout = config.request_timeout;
     if (call.blocking) {
@@ -146,15 +129,11 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
             co_return result{ec, {}};
         }
         ++requests;
-        http::response res;
+        api_reply reply;
         const auto remaining = deadline - http::clock::now();
-        ec = co_await conn->exchange(req, res, remaining, config.max_response_body);
+        ec = co_await conn->exchange(req, reply, remaining, config.max_response_body);
         if (!ec) {
             conn.give_back();
-            api_reply reply;
-            reply.status = res.result_int();
-            reply.meta = read_meta(res);
-            reply.body = std::move(res.body());
             co_return result{error_code{}, std::move(reply)};
         }
         const bool retry = attempt == 0 && conn.reused() && call.method == bhttp::verb::get &&

@@ -37,12 +37,8 @@ struct api_call {
     }
 };
 
-/// What came back: status, body, meta headers.
-struct api_reply {
-    unsigned status = 0;
-    std::string body;
-    query_meta meta;
-};
+/// What came back: status, body, meta headers (the connection reads them into it directly).
+using api_reply = http::response;
 
 class client_impl : public std::enable_shared_from_this<client_impl> {
 public:

@@ -24,6 +24,7 @@
 namespace conclave::detail::http {
 
 namespace beast = boost::beast;
+namespace bhttp = beast::http;
 using asio::ip::tcp;
 using unix_stream = beast::basic_stream<asio::local::stream_protocol>;
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
@@ -56,14 +57,13 @@ public:
         auto& lowest = beast::get_lowest_layer(stream_);
         lowest.expires_after(timeout);
         head_.clear();
-        append_head(head_, req);
+        append_request_head(head_, req);
         const std::array<asio::const_buffer, 2> message{asio::buffer(head_),
-                                                        asio::buffer(req.body())};
+                                                        asio::buffer(req.body)};
         auto [wec, wn] = co_await asio::async_write(stream_, message, tuple_awaitable);
         if (wec)
             co_return wec;
-        bhttp::response_parser<bhttp::string_body> parser;
-        parser.body_limit(body_limit);
+        response_parser parser{res, body_limit};
         auto [rec, rn] = co_await bhttp::async_read(stream_, buffer_, parser, tuple_awaitable);
         if (rec == asio::ssl::error::stream_truncated) {
             // TLS peer closed the TCP connection without close_notify: to HTTP that is the
@@ -74,15 +74,14 @@ public:
         if (rec)
             co_return rec;
         lowest.expires_never();
-        res = parser.release();
-        reusable_ = res.keep_alive() && !res.need_eof();
+        reusable_ = parser.keep_alive() && !parser.need_eof();
         co_return error_code{};
     }
 
 private:
     Stream stream_;
     beast::flat_buffer buffer_; // must outlive reads on a keep-alive connection
-    std::string head_;          // the request head being written (see append_head)
+    std::string head_;          // the request head being written (see append_request_head)
 };
 
 } // namespace

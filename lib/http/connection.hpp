@@ -1,14 +1,15 @@
 // One HTTP/1.1 connection to Consul over TCP, TLS or a unix socket.
 #pragma once
 
+#include "http/message_head.hpp"
+#include "http/response_parser.hpp"
+
 #include <conclave/config.hpp>
 #include <conclave/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/string_body.hpp>
 
 #include <chrono>
 #include <memory>
@@ -17,10 +18,7 @@
 namespace conclave::detail::http {
 
 namespace asio = boost::asio;
-namespace bhttp = boost::beast::http;
 
-using request = bhttp::request<bhttp::string_body>;
-using response = bhttp::response<bhttp::string_body>;
 using clock = std::chrono::steady_clock;
 
 /// A keep-alive connection. Not copyable; the pool hands it to one request at a time.
@@ -28,8 +26,8 @@ class connection {
 public:
     virtual ~connection() = default;
 
-    /// Writes `req` and reads the response, all within `timeout`. Any error leaves the
-    /// connection unusable (the caller discards it).
+    /// Writes `req` and reads the response into `res`, all within `timeout`. Any error
+    /// leaves the connection unusable (the caller discards it).
     virtual asio::awaitable<error_code> exchange(const request& req, response& res,
                                                  clock::duration timeout,
                                                  std::size_t body_limit) = 0;

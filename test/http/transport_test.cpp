@@ -103,6 +103,63 @@ TEST_CASE("meta headers are read case-insensitively", "[http]") {
     CHECK(r.meta.last_contact == 7ms);
 }
 
+TEST_CASE("a chunked response with lower-case meta headers keeps its connection", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{
+        ioc, [](const received_request&) {
+            return scripted_reply{
+                "HTTP/1.1 200 OK\r\n"
+                "content-type: application/json\r\n"
+                "x-consul-index: 42\r\n"
+                "x-consul-knownleader: true\r\n"
+                "x-consul-lastcontact: 7\r\n"
+                "transfer-encoding: chunked\r\n"
+                "\r\n"
+                "24\r\n[{\"LockIndex\":0,\"Key\":\"k\",\"Flags\":0,\r\n"
+                "30\r\n\"Value\":\"dg==\",\"CreateIndex\":5,\"ModifyIndex\":6}]\r\n"
+                "0\r\n\r\n"};
+        }};
+    client c{ioc.get_executor(), config_for(server)};
+    for (int i = 0; i < 2; ++i) {
+        auto r = run(ioc, c.async_kv_get("k", {}, awaitable));
+        REQUIRE(r.entry);
+        CHECK(r.entry->value == "v");
+        CHECK(r.entry->modify_index == 6);
+        CHECK(r.meta.index == 42);
+        CHECK(r.meta.known_leader);
+        CHECK(r.meta.last_contact == 7ms);
+    }
+    CHECK(server.connections() == 1);
+}
+
+TEST_CASE("a response with Connection: close is not reused and not retried", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               return scripted_reply{http_response(200, "true", {}, false)};
+                           }};
+    client c{ioc.get_executor(), config_for(server)};
+    CHECK(run(ioc, c.async_kv_put("k", "v", {}, awaitable)));
+    CHECK(run(ioc, c.async_kv_put("k", "v", {}, awaitable)));
+    CHECK(server.connections() == 2);
+    CHECK(c.stats().retries == 0);
+}
+
+TEST_CASE("a PUT without a body says Content-Length: 0", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{
+        ioc, [](const received_request&) { return scripted_reply{http_response(200, "true")}; }};
+    client c{ioc.get_executor(), config_for(server)};
+    CHECK(run(ioc, c.async_session_destroy("6b2c8a38-6bd9-4a0a-bd58-46b0b1de5a3b", {}, awaitable)));
+    REQUIRE(server.requests().size() == 1);
+    const auto& put = server.requests()[0].message;
+    CHECK(put.method() == bhttp::verb::put);
+    CHECK(put[bhttp::field::content_length] == "0");
+    CHECK(put[bhttp::field::host] == "127.0.0.1:" + std::to_string(server.port()));
+    CHECK(put[bhttp::field::user_agent] == "conclave/0.1");
+    CHECK(put.find("X-Consul-Token") == put.end());
+    CHECK(put.keep_alive());
+}
+
 TEST_CASE("the request carries the token, encoded key and query options", "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, [](const received_request& r) {
@@ -186,6 +243,23 @@ TEST_CASE("a response larger than max_response_body is refused", "[http]") {
     client c{ioc.get_executor(), cfg};
     auto [ec, r] = run(ioc, c.async_kv_get_raw("k", {}, tuple_token));
     CHECK(ec);
+}
+
+TEST_CASE("a chunked response larger than max_response_body is refused", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request&) {
+                               std::string raw =
+                                   "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+                               for (int i = 0; i < 8; ++i)
+                                   raw += "200\r\n" + std::string(512, 'x') + "\r\n";
+                               raw += "0\r\n\r\n";
+                               return scripted_reply{raw};
+                           }};
+    auto cfg = config_for(server);
+    cfg.max_response_body = 1024;
+    client c{ioc.get_executor(), cfg};
+    auto [ec, r] = run(ioc, c.async_kv_get_raw("k", {}, tuple_token));
+    CHECK(ec == bhttp::error::body_limit);
 }
 
 TEST_CASE("connection refused is a retryable error naming the address", "[http]") {
