@@ -123,7 +123,13 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     }
 
     for (int attempt = 0;; ++attempt) {
-        auto [ec, conn] = co_await pool->acquire(deadline);
+        error_code ec;
+        http::lease conn = pool->take_idle();
+        if (!conn) {
+            auto [acquire_ec, acquired] = co_await pool->acquire(deadline);
+            ec = acquire_ec;
+            conn = std::move(acquired);
+        }
         if (ec) {
             describe_failure(call, ec, config);
             co_return result{ec, {}};

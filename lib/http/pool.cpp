@@ -78,13 +78,8 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
     if (closed_)
         co_return result{make_error_code(errc::pool_closed), lease{}};
 
-    while (!idle_.empty()) {
-        auto c = std::move(idle_.back());
-        idle_.pop_back();
-        if (clock::now() - c->idle_since < cfg_.idle_timeout)
-            co_return result{error_code{}, lease{self, std::move(c), true}};
-        --open_; // expired while idle
-    }
+    if (auto idle = take_idle())
+        co_return result{error_code{}, std::move(idle)};
     if (open_ < cfg_.max_connections) {
         ++open_;
     } else {
@@ -123,6 +118,19 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
     guard.p = nullptr;
     ++connects_;
     co_return result{error_code{}, lease{self, std::move(conn), false}};
+}
+
+lease pool::take_idle() {
+    if (closed_)
+        return {};
+    while (!idle_.empty()) {
+        auto c = std::move(idle_.back());
+        idle_.pop_back();
+        if (clock::now() - c->idle_since < cfg_.idle_timeout)
+            return lease{shared_from_this(), std::move(c), true};
+        --open_; // expired while idle
+    }
+    return {};
 }
 
 void pool::release(std::unique_ptr<connection> c) {

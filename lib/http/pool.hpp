@@ -28,6 +28,7 @@ public:
     lease& operator=(lease&& other) noexcept;
     ~lease();
 
+    explicit operator bool() const { return conn_ != nullptr; }
     connection& operator*() const { return *conn_; }
     connection* operator->() const { return conn_.get(); }
     /// True when the connection served earlier requests (it may have gone stale).
@@ -55,6 +56,9 @@ public:
     /// next one released. Fails with errc::timeout, errc::pool_closed, a connect error, or
     /// throws operation_aborted when the calling coroutine is cancelled.
     asio::awaitable<std::pair<error_code, lease>> acquire(clock::time_point deadline);
+    /// An idle connection at once, or an empty lease: the usual case, without the
+    /// coroutine frame acquire() costs.
+    lease take_idle();
 
     /// Closes idle connections and fails every waiter with errc::pool_closed.
     void close();
