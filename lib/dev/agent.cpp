@@ -5,6 +5,7 @@
 
 #include <conclave/dev/agent.hpp>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -12,9 +13,23 @@ namespace conclave::dev {
 
 namespace detail {
 
+namespace {
+
+// A strand, so an io_context run by several threads still runs the agent serially. A
+// strand over the io_context's own executor type fits in any_io_executor's small-object
+// buffer (three words), where a strand<any_io_executor> does not: every copy of the
+// executor (each socket operation and its work guard takes one) then allocated.
+boost::asio::any_io_executor agent_strand(boost::asio::any_io_executor executor) {
+    using io_executor = boost::asio::io_context::executor_type;
+    if (const auto* io = executor.target<io_executor>())
+        return boost::asio::make_strand(*io);
+    return boost::asio::make_strand(std::move(executor));
+}
+
+} // namespace
+
 agent_impl::agent_impl(boost::asio::any_io_executor executor, agent_config config)
-    // A strand, so an io_context run by several threads still runs the agent serially.
-    : ex(boost::asio::make_strand(std::move(executor)))
+    : ex(agent_strand(std::move(executor)))
     , cfg(std::move(config))
     , state(cfg.node_name, cfg.datacenter)
     , rng(std::random_device{}()) {

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -45,6 +46,9 @@ public:
     std::string node_id;
     agent_stats counters;
     std::vector<injection> injections;
+    /// The "METHOD /pattern" key of the request being counted (router.cpp), kept so that
+    /// counting does not allocate.
+    std::string endpoint_scratch;
     std::unique_ptr<http_server> server;
     bool stopped = false;
 
@@ -78,5 +82,14 @@ private:
 /// Routes one request (Go's ServeMux plus Consul's handler wrapper).
 boost::asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_request req,
                                                disconnect_probe* probe);
+
+/// dispatch() in two halves. dispatch_now answers every request that needs no waiting
+/// (counting it, and everything before its handler, once); nullopt means the handler waits
+/// (a blocking query): dispatch_wait then answers it. A plain call spares most requests a
+/// coroutine frame, which Asio's two-block frame cache does not keep once the operations'
+/// own frames have taken it: a heap allocation per request.
+std::optional<http_response> dispatch_now(agent_impl& a, const http_request& req);
+boost::asio::awaitable<http_response> dispatch_wait(std::shared_ptr<agent_impl> agent,
+                                                    http_request req, disconnect_probe* probe);
 
 } // namespace conclave::dev::detail

@@ -35,7 +35,7 @@ std::optional<unsigned> uint_param(const http_request& req, std::string_view nam
 } // namespace
 
 http_response controls_endpoint(agent_impl& a, const http_request& req) {
-    const std::string what = path_rest(req, "/v1/_conclave/");
+    const std::string what(path_rest(req, "/v1/_conclave/"));
     if (what == "stats") {
         if (req.method != "GET") {
             auto r = text_response(405, "method " + req.method + " not allowed");

@@ -3,8 +3,11 @@
 
 #include <boost/json/value.hpp>
 
+#include <array>
+#include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace conclave::dev::detail::gojson {
 
@@ -79,6 +82,10 @@ class scanner {
 public:
     std::string err;
     bool end_top = false;
+
+    /// Inside a string literal, where every byte but '"', '\\' and control characters
+    /// only continues (step() returns scan_continue and keeps the state).
+    bool in_string() const { return state_ == st::in_string; }
 
     int step(unsigned char c) {
         switch (state_) {
@@ -444,8 +451,12 @@ std::size_t read_string(std::string_view s, std::size_t i, std::string& out) {
             continue;
         }
         if (c < 0x80) {
-            out += char(c);
-            ++i;
+            // The whole run of ASCII up to the next quote or escape at once.
+            std::size_t end = i + 1;
+            while (static_cast<unsigned char>(s[end]) < 0x80 && s[end] != '"' && s[end] != '\\')
+                ++end;
+            out.append(s.data() + i, end - i);
+            i = end;
             continue;
         }
         // Copy one valid UTF-8 sequence, or emit U+FFFD for an invalid byte.
@@ -524,6 +535,12 @@ value build(std::string_view s) {
         value* v = place();
         if (c == '{' || c == '[') {
             v->k = c == '{' ? kind::object : kind::array;
+            // Room for a usual request's containers (a transaction's operations, a KV
+            // operation's fields) at once, rather than growing 1, 2, 4, 8 moving values.
+            if (c == '{')
+                v->members.reserve(6);
+            else
+                v->items.reserve(4);
             frames.push_back({v, c == '{'});
             ++i;
             continue;
@@ -561,6 +578,15 @@ parse_result decode_first(std::string_view input) {
     bool done = false;
     bool non_space = false;
     for (std::size_t i = 0; i < input.size(); ++i) {
+        if (sc.in_string()) {
+            // Skip a string's plain run without a step() per byte (most of a request
+            // body is keys, verbs and values).
+            while (i < input.size() && static_cast<unsigned char>(input[i]) >= 0x20 &&
+                   input[i] != '"' && input[i] != '\\')
+                ++i;
+            if (i == input.size())
+                break;
+        }
         const auto c = static_cast<unsigned char>(input[i]);
         if (!is_space(c))
             non_space = true;
@@ -647,13 +673,35 @@ const value* find_field(const value& object, std::string_view name) {
 
 namespace {
 
-// An ASCII byte Go's encoder writes as it is (with its HTML-safe escaping of <, >, &).
+// The ASCII bytes Go's encoder writes as they are (with its HTML-safe escaping of <, >, &),
+// as a table: every byte of every string in an answer goes through this test.
+constexpr std::array<bool, 256> plain_table = [] {
+    std::array<bool, 256> t{};
+    for (unsigned b = 0x20; b < 0x80; ++b)
+        t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&';
+    return t;
+}();
+
 bool plain_ascii(unsigned char b) {
-    return b >= 0x20 && b < 0x80 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&';
+    return plain_table[b];
 }
 
 void write_string(std::string& out, std::string_view s) {
     static constexpr const char* hex = "0123456789abcdef";
+    // The usual string needs no escape at all: one append with its quotes.
+    std::size_t plain = 0;
+    while (plain < s.size() && plain_ascii(static_cast<unsigned char>(s[plain])))
+        ++plain;
+    if (plain == s.size()) {
+        const std::size_t at = out.size();
+        out.resize(at + s.size() + 2);
+        char* w = out.data() + at;
+        *w = '"';
+        if (!s.empty())
+            std::memcpy(w + 1, s.data(), s.size());
+        w[s.size() + 1] = '"';
+        return;
+    }
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
@@ -824,6 +872,156 @@ std::string marshal(const boost::json::value& v) {
     std::string out;
     write_value(out, v, 0, false);
     return out;
+}
+
+// ---- indent_writer ------------------------------------------------------------------------
+
+void indent_writer::before_value() {
+    if (after_key_) {
+        after_key_ = false;
+        return;
+    }
+    if (depth_ == 0)
+        return;
+    // An array element.
+    const std::uint64_t bit = std::uint64_t(1) << depth_;
+    if (non_empty_ & bit)
+        out_ += ',';
+    non_empty_ |= bit;
+    out_ += '\n';
+    out_.append(std::size_t(depth_) * 4, ' ');
+}
+
+void indent_writer::open(char c) {
+    before_value();
+    out_ += c;
+    ++depth_;
+    // 64 levels: far deeper than any answer the agent writes.
+    assert(depth_ < 64);
+    non_empty_ &= ~(std::uint64_t(1) << depth_);
+}
+
+void indent_writer::close(char c) {
+    const std::uint64_t bit = std::uint64_t(1) << depth_;
+    const bool had_items = (non_empty_ & bit) != 0;
+    non_empty_ &= ~bit;
+    --depth_;
+    if (had_items) {
+        out_ += '\n';
+        out_.append(std::size_t(depth_) * 4, ' ');
+    }
+    out_ += c;
+}
+
+void indent_writer::begin_object() {
+    open('{');
+}
+
+void indent_writer::end_object() {
+    close('}');
+}
+
+void indent_writer::begin_array() {
+    open('[');
+}
+
+void indent_writer::end_array() {
+    close(']');
+}
+
+void indent_writer::key(std::string_view k) {
+    const std::uint64_t bit = std::uint64_t(1) << depth_;
+    const bool comma = (non_empty_ & bit) != 0;
+    non_empty_ |= bit;
+    after_key_ = true;
+    const std::size_t indent = std::size_t(depth_) * 4;
+    std::size_t plain = 0;
+    while (plain < k.size() && plain_ascii(static_cast<unsigned char>(k[plain])))
+        ++plain;
+    if (plain == k.size()) {
+        // A field name: ",\n", the indent, the quoted name and ": " in one go (answers
+        // are mostly keys).
+        const std::size_t at = out_.size();
+        out_.resize(at + (comma ? 1 : 0) + 1 + indent + k.size() + 4);
+        char* w = out_.data() + at;
+        if (comma)
+            *w++ = ',';
+        *w++ = '\n';
+        std::memset(w, ' ', indent);
+        w += indent;
+        *w++ = '"';
+        if (!k.empty())
+            std::memcpy(w, k.data(), k.size());
+        w += k.size();
+        std::memcpy(w, "\": ", 3);
+        return;
+    }
+    if (comma)
+        out_ += ',';
+    out_ += '\n';
+    out_.append(indent, ' ');
+    write_string(out_, k);
+    out_ += ": ";
+}
+
+void indent_writer::string(std::string_view s) {
+    before_value();
+    write_string(out_, s);
+}
+
+void indent_writer::base64(std::string_view bytes) {
+    static constexpr const char* alphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    before_value();
+    out_ += '"';
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    std::size_t n = bytes.size();
+    const std::size_t start = out_.size();
+    out_.resize(start + 4 * ((n + 2) / 3));
+    char* w = out_.data() + start;
+    for (; n >= 3; n -= 3, p += 3) {
+        const unsigned v = unsigned(p[0]) << 16 | unsigned(p[1]) << 8 | p[2];
+        *w++ = alphabet[v >> 18];
+        *w++ = alphabet[(v >> 12) & 63];
+        *w++ = alphabet[(v >> 6) & 63];
+        *w++ = alphabet[v & 63];
+    }
+    if (n > 0) {
+        const unsigned v = unsigned(p[0]) << 16 | (n == 2 ? unsigned(p[1]) << 8 : 0u);
+        *w++ = alphabet[v >> 18];
+        *w++ = alphabet[(v >> 12) & 63];
+        *w++ = n == 2 ? alphabet[(v >> 6) & 63] : '=';
+        *w++ = '=';
+    }
+    out_ += '"';
+}
+
+void indent_writer::number(std::uint64_t n) {
+    before_value();
+    char buf[24];
+    const auto res = std::to_chars(buf, buf + sizeof buf, n);
+    out_.append(buf, res.ptr);
+}
+
+void indent_writer::number(std::int64_t n) {
+    before_value();
+    char buf[24];
+    const auto res = std::to_chars(buf, buf + sizeof buf, n);
+    out_.append(buf, res.ptr);
+}
+
+void indent_writer::boolean(bool b) {
+    before_value();
+    out_ += b ? "true" : "false";
+}
+
+void indent_writer::null() {
+    before_value();
+    out_ += "null";
+}
+
+void indent_writer::finish() {
+    out_ += '\n';
 }
 
 } // namespace conclave::dev::detail::gojson

@@ -5,13 +5,14 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
 #include <array>
+#include <charconv>
 #include <ctime>
 #include <unordered_set>
 
@@ -49,23 +50,88 @@ std::string raw_error(std::string_view status, std::string_view detail = {}) {
 
 } // namespace
 
-struct connection final : disconnect_probe, std::enable_shared_from_this<connection> {
-    explicit connection(tcp::socket s)
-        : stream(std::move(s)) {}
+// A connection is also the stream Beast reads and writes (AsyncReadStream and
+// AsyncWriteStream over its socket), with beast::tcp_stream's timeouts kept another way.
+// tcp_stream arms, and cancels, a timer around every read and write (two timer operations and
+// their handlers per request, ~10% of a request's instructions). Here each operation only
+// records its deadline, and one watchdog timer, armed at most io_timeout ahead, checks it
+// when it fires: a deadline is still enforced on time, since any deadline set later is at
+// least io_timeout away (the shorter drain deadline re-arms the watchdog). On expiry the
+// socket is closed, which fails the pending operation as tcp_stream's timeout does.
+// Not final: Asio's executor detection derives from the I/O objects it is given.
+struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
+    using clock = std::chrono::steady_clock;
+    using executor_type = tcp::socket::executor_type;
 
-    beast::tcp_stream stream;
+    explicit connection(tcp::socket s)
+        : sock(std::move(s))
+        , watchdog(sock.get_executor()) {}
+
+    tcp::socket sock;
+    asio::steady_timer watchdog;
+    clock::time_point deadline = clock::time_point::max();
+    clock::time_point watchdog_at = clock::time_point::max(); ///< max: not waiting
+    bool finished = false;
     std::function<void()> on_gone;
     std::uint64_t generation = 0;
     bool armed = false;
+
+    tcp::socket& socket() { return sock; }
+    executor_type get_executor() { return sock.get_executor(); }
+
+    template <class MutableBuffers, class Token>
+    auto async_read_some(const MutableBuffers& buffers, Token&& token) {
+        return sock.async_read_some(buffers, std::forward<Token>(token));
+    }
+    template <class ConstBuffers, class Token>
+    auto async_write_some(const ConstBuffers& buffers, Token&& token) {
+        return sock.async_write_some(buffers, std::forward<Token>(token));
+    }
+
+    /// The operations that follow must end within d (tcp_stream::expires_after).
+    void expires_after(clock::duration d) {
+        const auto now = clock::now();
+        deadline = now + d;
+        if (deadline < watchdog_at)
+            wait_until(std::min(deadline, now + io_timeout));
+    }
+    /// No time limit (tcp_stream::expires_never): a blocking query may wait 10 minutes.
+    void expires_never() { deadline = clock::time_point::max(); }
+    /// The connection is done: stop the watchdog (its handler holds the connection).
+    void finish() {
+        finished = true;
+        watchdog.cancel();
+    }
+
+    void wait_until(clock::time_point at) {
+        watchdog_at = at;
+        watchdog.expires_at(at); // cancels a pending wait: its handler sees operation_aborted
+        watchdog.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+            self->watchdog_fired(ec);
+        });
+    }
+
+    void watchdog_fired(const boost::system::error_code& ec) {
+        if (ec || finished)
+            return; // re-armed meanwhile, or done
+        watchdog_at = clock::time_point::max();
+        const auto now = clock::now();
+        if (now >= deadline) {
+            boost::system::error_code ignored;
+            sock.close(ignored);
+            return;
+        }
+        wait_until(std::min(deadline, now + io_timeout));
+    }
 
     void arm(std::function<void()> cb) override {
         on_gone = std::move(cb);
         armed = true;
         const std::uint64_t gen = ++generation;
         auto self = shared_from_this();
-        stream.socket().async_wait(
-            tcp::socket::wait_read,
-            [self, gen](const boost::system::error_code& ec) { self->probe_ready(ec, gen); });
+        sock.async_wait(tcp::socket::wait_read, [self, gen](const boost::system::error_code& ec) {
+            self->probe_ready(ec, gen);
+        });
     }
 
     void disarm() override {
@@ -75,7 +141,7 @@ struct connection final : disconnect_probe, std::enable_shared_from_this<connect
         ++generation;
         on_gone = nullptr;
         boost::system::error_code ec;
-        stream.socket().cancel(ec);
+        sock.cancel(ec);
     }
 
     void probe_ready(const boost::system::error_code& ec, std::uint64_t gen) {
@@ -86,7 +152,7 @@ struct connection final : disconnect_probe, std::enable_shared_from_this<connect
             char byte = 0;
             boost::system::error_code rec;
             const std::size_t n =
-                stream.socket().receive(asio::buffer(&byte, 1), tcp::socket::message_peek, rec);
+                sock.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, rec);
             gone = rec || n == 0;
         }
         if (!gone)
@@ -121,7 +187,7 @@ namespace {
 
 // Shuts the sending side, reads (and drops) what the client still sends for a moment so
 // the answer is not lost to a TCP reset, then closes.
-asio::awaitable<void> close_gracefully(beast::tcp_stream& stream, std::int64_t max_drain) {
+asio::awaitable<void> close_gracefully(connection& stream, std::int64_t max_drain) {
     boost::system::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
     stream.expires_after(2s);
@@ -136,7 +202,7 @@ asio::awaitable<void> close_gracefully(beast::tcp_stream& stream, std::int64_t m
     stream.socket().close(ec);
 }
 
-asio::awaitable<bool> write_raw(beast::tcp_stream& stream, const std::string& bytes) {
+asio::awaitable<bool> write_raw(connection& stream, const std::string& bytes) {
     stream.expires_after(io_timeout);
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), use);
     (void)n;
@@ -147,8 +213,8 @@ asio::awaitable<bool> write_raw(beast::tcp_stream& stream, const std::string& by
 bool make_request(const http::request_parser<http::string_body>& parser, http_request& req) {
     const auto& h = parser.get();
     req.method = std::string(h.method_string());
-    req.target = std::string(h.target());
-    std::string_view target = req.target;
+    // Views into the parser's copy: only the decoded path and the raw query are kept.
+    std::string_view target(h.target().data(), h.target().size());
     if (starts_with(target, "http://") || starts_with(target, "https://")) {
         target.remove_prefix(target.find("//") + 2);
         const auto slash = target.find_first_of("/?");
@@ -159,9 +225,8 @@ bool make_request(const http::request_parser<http::string_body>& parser, http_re
         return false;
     }
     const auto q = target.find('?');
-    req.raw_path = std::string(target.substr(0, q));
     req.raw_query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
-    auto path = path_unescape(req.raw_path);
+    auto path = path_unescape(target.substr(0, q));
     if (!path)
         return false;
     req.path = std::move(*path);
@@ -217,6 +282,66 @@ http::response<http::string_body> to_beast(http_response&& r, bool head, bool ke
 
 } // namespace
 
+bool append_response_head(std::string& out, const http_response& r, bool keep_alive,
+                          bool http10_keep_alive, std::string_view date) {
+    // Beast's basic_fields::set(): drop the fields of that name (ignoring case), append the
+    // new one at the end, value trimmed of spaces and tabs.
+    struct field {
+        std::string_view name;
+        std::string_view value;
+    };
+    std::array<field, 24> fields;
+    std::size_t count = 0;
+    if (r.headers.size() + 4 > fields.size())
+        return false;
+    const auto trim = [](std::string_view v) {
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+            v.remove_prefix(1);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+            v.remove_suffix(1);
+        return v;
+    };
+    const auto set = [&](std::string_view name, std::string_view value) {
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < count; ++i)
+            if (!beast::iequals(fields[i].name, name))
+                fields[kept++] = fields[i];
+        count = kept;
+        fields[count++] = field{name, trim(value)};
+    };
+    for (const auto& [name, value] : r.headers)
+        set(name, value);
+    set("Date", date);
+    // prepare_payload() with a known body size.
+    std::array<char, 24> length;
+    const auto length_end =
+        std::to_chars(length.data(), length.data() + length.size(), std::uint64_t(r.body.size()))
+            .ptr;
+    set("Content-Length", std::string_view(length.data(), std::size_t(length_end - length.data())));
+    // keep_alive() on an HTTP/1.1 message: "close" added when not kept alive (the routes
+    // never set Connection themselves).
+    if (!keep_alive)
+        set("Connection", "close");
+    if (http10_keep_alive)
+        set("Connection", "keep-alive");
+
+    out += "HTTP/1.1 ";
+    out += char('0' + r.status / 100 % 10);
+    out += char('0' + r.status / 10 % 10);
+    out += char('0' + r.status % 10);
+    out += ' ';
+    out.append(http::obsolete_reason(static_cast<http::status>(r.status)));
+    out += "\r\n";
+    for (std::size_t i = 0; i < count; ++i) {
+        out.append(fields[i].name);
+        out += ": ";
+        out.append(fields[i].value);
+        out += "\r\n";
+    }
+    out += "\r\n";
+    return true;
+}
+
 asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
                                                      std::shared_ptr<agent_impl> owner) {
     for (;;) {
@@ -257,7 +382,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
         }
     } guard{*self, *owner, conn.get()};
 
-    beast::tcp_stream& stream = conn->stream;
+    connection& stream = *conn;
     beast::flat_buffer buffer;
     // Beast reads at most the buffer's free capacity (512 bytes at first), and the parser
     // drains it as it goes, so it never grows: room for a whole usual request saves reads.
@@ -360,19 +485,30 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             req.body = std::move(parser.get().body());
 
             stream.expires_never();
-            http_response resp = co_await dispatch(owner, std::move(req), conn.get());
+            http_response resp;
+            if (auto now = dispatch_now(*owner, req))
+                resp = std::move(*now);
+            else
+                resp = co_await dispatch_wait(owner, std::move(req), conn.get());
             if (self->stopped || resp.drop)
                 break;
             const bool keep_alive = keep_alive_requested && !resp.close;
-            auto res = to_beast(std::move(resp), head, keep_alive);
-            if (keep_alive && header.version() < 11)
-                res.set(http::field::connection, "keep-alive");
-            stream.expires_after(io_timeout);
+            const bool http10_keep_alive = keep_alive && header.version() < 11;
             // The head as one string and the body: two buffers for one gathered write.
             out_head.clear();
-            conclave::detail::http::append_head(out_head, res);
+            if (!append_response_head(out_head, resp, keep_alive, http10_keep_alive,
+                                      current_http_date())) {
+                auto res = to_beast(std::move(resp), head, keep_alive);
+                if (http10_keep_alive)
+                    res.set(http::field::connection, "keep-alive");
+                conclave::detail::http::append_head(out_head, res);
+                resp.body = std::move(res.body());
+            }
+            if (head)
+                resp.body.clear(); // Content-Length stays the body's
+            stream.expires_after(io_timeout);
             const std::array<asio::const_buffer, 2> message{asio::buffer(out_head),
-                                                            asio::buffer(res.body())};
+                                                            asio::buffer(resp.body)};
             auto [wec, wn] = co_await asio::async_write(stream, message, use);
             (void)wn;
             if (wec)
@@ -387,6 +523,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
     }
     boost::system::error_code ec;
     stream.socket().close(ec);
+    stream.finish();
 }
 
 http_server::http_server(agent_impl& agent)
@@ -415,8 +552,8 @@ void http_server::stop() {
     boost::system::error_code ec;
     p_->acceptor.close(ec);
     for (connection* c : p_->connections) {
-        c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-        c->stream.socket().close(ec);
+        c->socket().shutdown(tcp::socket::shutdown_both, ec);
+        c->socket().close(ec);
     }
 }
 

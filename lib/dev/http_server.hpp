@@ -3,9 +3,12 @@
 // http_server.cpp.
 #pragma once
 
+#include "dev/http_types.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace conclave::dev::detail {
 
@@ -28,5 +31,14 @@ private:
     struct impl;
     std::shared_ptr<impl> p_;
 };
+
+/// Appends the head of an answer to `out`: the bytes Beast writes for the message the
+/// server used to build (the route's headers, Date, Content-Length of the body, then
+/// "Connection: close" when not keeping the connection alive, and "Connection: keep-alive"
+/// for an HTTP/1.0 client that asked for it), without building Beast's field list (one
+/// allocation per field). False, with nothing appended, when the answer has more headers
+/// than it handles; build the Beast message then.
+bool append_response_head(std::string& out, const http_response& r, bool keep_alive,
+                          bool http10_keep_alive, std::string_view date);
 
 } // namespace conclave::dev::detail

@@ -35,6 +35,9 @@ std::string query_escape(std::string_view s);
 std::string path_escape(std::string_view s);
 /// net/http's cleanPath (path.Clean, keeping a trailing slash).
 std::string clean_path(std::string_view p);
+/// clean_path(p) == p, without building it: rooted, and no empty, "." or ".." segment (a
+/// trailing slash is kept). Most request paths are; they skip clean_path's copies.
+bool path_is_clean(std::string_view p);
 /// net/http.DetectContentType for the first 512 bytes.
 std::string sniff_content_type(std::string_view body);
 /// An IMF-fixdate, as Go's Date header.
@@ -42,9 +45,7 @@ std::string http_date(std::chrono::system_clock::time_point t);
 
 struct http_request {
     std::string method;
-    std::string target;    ///< as received
-    std::string raw_path;  ///< target before '?'
-    std::string path;      ///< decoded
+    std::string path;      ///< decoded (the target before '?', %-escapes undone)
     std::string raw_query; ///< after '?'
     query_params query;
     std::string body;
@@ -54,14 +55,27 @@ struct http_request {
     bool body_unread = false;
 };
 
+/// A header name: a string literal only, kept as a view, so that setting a header does not
+/// allocate its name (X-Consul-Knownleader and the like are past std::string's inline size).
+class header_name {
+public:
+    template <std::size_t N>
+    consteval header_name(const char (&name)[N]) // NOLINT: implicit from a literal on purpose
+        : name_(name, N - 1) {}
+    std::string_view view() const { return name_; }
+
+private:
+    std::string_view name_;
+};
+
 struct http_response {
     unsigned status = 200;
-    std::vector<std::pair<std::string, std::string>> headers;
+    std::vector<std::pair<std::string_view, std::string>> headers;
     std::string body;
     bool close = false; ///< send "Connection: close" and close afterwards
     bool drop = false;  ///< close the connection without answering (injected disconnect)
 
-    void set(std::string name, std::string value);
+    void set(header_name name, std::string value);
     const std::string* find(std::string_view name) const;
 };
 

@@ -77,9 +77,11 @@ const route* find_route(std::string_view path) {
     return best;
 }
 
-bool is_pattern(std::string_view path) {
+// Whether path + "/" is a route pattern (without building that string).
+bool is_pattern_with_slash(std::string_view path) {
     for (const auto& r : routes)
-        if (r.pattern == path)
+        if (r.pattern.size() == path.size() + 1 && r.pattern.back() == '/' &&
+            starts_with(r.pattern, path))
             return true;
     return false;
 }
@@ -137,62 +139,65 @@ http_response redirect(const http_request& req, const std::string& path) {
     return r;
 }
 
-std::string endpoint_name(const http_request& req, const route* r) {
-    std::string name = req.method + " ";
-    if (r == nullptr)
-        return name + "other";
-    std::string_view p = r->pattern;
-    if (p.size() > 1 && p.back() == '/')
-        p.remove_suffix(1);
-    return name + std::string(p);
+// Counts a request under "METHOD /pattern" ("METHOD other" without a route). The name is
+// built in a buffer the agent keeps, so only a first request of its kind allocates.
+void count_endpoint(agent_impl& a, const http_request& req, const route* r) {
+    std::string& name = a.endpoint_scratch;
+    name.assign(req.method);
+    name += ' ';
+    if (r == nullptr) {
+        name += "other";
+    } else {
+        std::string_view p = r->pattern;
+        if (p.size() > 1 && p.back() == '/')
+            p.remove_suffix(1);
+        name += p;
+    }
+    ++a.counters.by_endpoint[name];
 }
 
-asio::awaitable<http_response> call(agent_impl& a, const route& r, const http_request& req,
-                                    disconnect_probe* probe) {
+// The handlers that answer without waiting. A plain function, not a coroutine: each nested
+// coroutine frame is a heap allocation once Asio's two-frame cache is full.
+http_response call_sync(agent_impl& a, const route& r, const http_request& req) {
     switch (r.id) {
     case route_id::kv:
-        co_return co_await kv_endpoint(a, req, probe);
-    case route_id::session_create:
-        co_return session_create(a, req);
-    case route_id::session_destroy:
-        co_return session_destroy(a, req);
-    case route_id::session_renew:
-        co_return session_renew(a, req);
     case route_id::session_info:
-        co_return co_await session_info(a, req, probe);
     case route_id::session_node:
-        co_return co_await session_node(a, req, probe);
     case route_id::session_list:
-        co_return co_await session_list(a, req, probe);
+        break; // they wait: dispatch_wait()
+    case route_id::session_create:
+        return session_create(a, req);
+    case route_id::session_destroy:
+        return session_destroy(a, req);
+    case route_id::session_renew:
+        return session_renew(a, req);
     case route_id::txn:
-        co_return txn_endpoint(a, req);
+        return txn_endpoint(a, req);
     case route_id::status_leader:
-        co_return status_leader(a, req);
+        return status_leader(a, req);
     case route_id::status_peers:
-        co_return status_peers(a, req);
+        return status_peers(a, req);
     case route_id::agent_self:
-        co_return agent_self(a, req);
+        return agent_self(a, req);
     case route_id::catalog_register:
-        co_return catalog_register(a, req);
+        return catalog_register(a, req);
     case route_id::catalog_deregister:
-        co_return catalog_deregister(a, req);
+        return catalog_deregister(a, req);
     case route_id::catalog_nodes:
-        co_return catalog_nodes(a, req);
+        return catalog_nodes(a, req);
     case route_id::catalog_node:
-        co_return catalog_node(a, req);
+        return catalog_node(a, req);
     case route_id::health_node:
-        co_return health_node(a, req);
+        return health_node(a, req);
     case route_id::controls:
-        co_return controls_endpoint(a, req);
+        return controls_endpoint(a, req);
     }
-    co_return text_response(404, {});
+    return text_response(404, {});
 }
 
 } // namespace
 
-asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_request req,
-                                        disconnect_probe* probe) {
-    agent_impl& a = *agent;
+std::optional<http_response> dispatch_now(agent_impl& a, const http_request& req) {
     ++a.counters.requests;
 
     if (!starts_with(req.path, "/v1/_conclave/")) {
@@ -201,35 +206,40 @@ asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_
             http_response r;
             if (inj->disconnect) {
                 r.drop = true;
-                co_return r;
+                return r;
             }
             r = text_response(inj->status,
                               inj->status == 500 ? "No cluster leader" : "injected error");
-            co_return r;
+            return r;
         }
     }
 
     // Go's ServeMux: redirect to the cleaned path, or to the subtree pattern with a '/'.
-    const std::string cleaned = clean_path(req.path);
+    std::string cleaned_copy;
+    std::string_view cleaned = req.path;
+    if (!path_is_clean(req.path)) {
+        cleaned_copy = clean_path(req.path);
+        cleaned = cleaned_copy;
+    }
     const route* r = find_route(cleaned);
-    if ((r == nullptr || r->pattern != cleaned) && is_pattern(cleaned + "/") &&
+    if ((r == nullptr || r->pattern != cleaned) && is_pattern_with_slash(cleaned) &&
         cleaned.back() != '/') {
-        ++a.counters.by_endpoint[endpoint_name(req, nullptr)];
-        co_return redirect(req, cleaned + "/");
+        count_endpoint(a, req, nullptr);
+        return redirect(req, std::string(cleaned) + "/");
     }
     if (cleaned != req.path) {
-        ++a.counters.by_endpoint[endpoint_name(req, nullptr)];
-        co_return redirect(req, cleaned);
+        count_endpoint(a, req, nullptr);
+        return redirect(req, std::string(cleaned));
     }
-    ++a.counters.by_endpoint[endpoint_name(req, r)];
+    count_endpoint(a, req, r);
 
     http_response resp;
     if (r == nullptr || (r->id == route_id::controls && !a.cfg.enable_test_controls &&
                          req.path != "/v1/_conclave/stats")) {
         // Consul's "/" handler: the UI redirect for "/", an empty 404 for anything else.
         if (req.path == "/")
-            co_return redirect(req, "/ui/");
-        co_return text_response(404, {});
+            return redirect(req, "/ui/");
+        return text_response(404, {});
     }
     if (req.method == "OPTIONS") {
         resp.set("Allow", "OPTIONS," + std::string(r->methods));
@@ -238,13 +248,65 @@ asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_
         resp.set("Allow", "OPTIONS," + std::string(r->methods));
     } else {
         try {
-            resp = co_await call(a, *r, req, probe);
+            switch (r->id) {
+            case route_id::kv:
+                if (auto now = kv_endpoint_now(a, req))
+                    resp = std::move(*now);
+                else
+                    return std::nullopt;
+                break;
+            case route_id::session_info:
+            case route_id::session_node:
+            case route_id::session_list:
+                return std::nullopt;
+            default:
+                resp = call_sync(a, *r, req);
+                break;
+            }
         } catch (const std::exception& e) {
             resp = text_response(500, e.what());
         }
     }
     resp.set("Vary", "Accept-Encoding");
+    return resp;
+}
+
+asio::awaitable<http_response> dispatch_wait(std::shared_ptr<agent_impl> agent, http_request req,
+                                             disconnect_probe* probe) {
+    agent_impl& a = *agent;
+    // dispatch_now found this route on this very path (already clean) and counted it.
+    const route* r = find_route(req.path);
+    http_response resp;
+    try {
+        switch (r->id) {
+        case route_id::kv:
+            resp = co_await kv_endpoint(a, req, probe);
+            break;
+        case route_id::session_info:
+            resp = co_await session_info(a, req, probe);
+            break;
+        case route_id::session_node:
+            resp = co_await session_node(a, req, probe);
+            break;
+        case route_id::session_list:
+            resp = co_await session_list(a, req, probe);
+            break;
+        default:
+            resp = call_sync(a, *r, req);
+            break;
+        }
+    } catch (const std::exception& e) {
+        resp = text_response(500, e.what());
+    }
+    resp.set("Vary", "Accept-Encoding");
     co_return resp;
+}
+
+asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_request req,
+                                        disconnect_probe* probe) {
+    if (auto now = dispatch_now(*agent, req))
+        co_return std::move(*now);
+    co_return co_await dispatch_wait(std::move(agent), std::move(req), probe);
 }
 
 } // namespace conclave::dev::detail

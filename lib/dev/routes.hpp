@@ -10,10 +10,16 @@
 
 namespace conclave::dev::detail {
 
+namespace gojson {
+class indent_writer;
+}
+
 // ---- response helpers (routes_common.cpp) -----------------------------------------------
 
 /// 200 (or status) with Go's indented JSON and Content-Type: application/json.
 http_response json_response(const boost::json::value& v, unsigned status = 200);
+/// 200 (or status) with a body indent_writer wrote, and json_response's headers.
+http_response json_text_response(std::string body, unsigned status = 200);
 /// An error answer as Consul writes it: plain text, Content-Type sniffed by net/http.
 http_response text_response(unsigned status, std::string text);
 /// X-Consul-Index (never 0), X-Consul-Knownleader, X-Consul-Lastcontact.
@@ -22,16 +28,27 @@ void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
 void set_leader_meta(http_response& r);
 /// The RPC layer's forwarding check: "No path to datacenter" for a foreign ?dc=.
 bool foreign_dc(const agent_impl& a, const http_request& req);
-/// The path remainder after a route prefix.
-std::string path_rest(const http_request& req, std::string_view prefix);
+/// The path remainder after a route prefix (a view into req.path).
+std::string_view path_rest(const http_request& req, std::string_view prefix);
 
-/// A session as Consul 1.8 serialises structs.Session.
+/// A session as Consul 1.8 serialises structs.Session. The DOM form: write_session writes
+/// the same text directly, and tests hold it to this one.
 boost::json::object session_json(const session_rec& s);
+void write_session(gojson::indent_writer& w, const session_rec& s);
+/// A KV entry as api.KVPair (codec::kv_entry_to_json's text; Value null when empty or
+/// !with_value, Session omitted when empty).
+void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value = true);
+/// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the
+/// query metadata that Consul's TxnReadResponse carries.
+std::string txn_body(const txn_outcome& o, bool read_only);
 
 // ---- handlers ------------------------------------------------------------------------------
 
 boost::asio::awaitable<http_response> kv_endpoint(agent_impl& a, const http_request& req,
                                                   disconnect_probe* probe);
+/// kv_endpoint's answer when it needs no waiting (all but blocking reads and ?keys), or
+/// nullopt (see dispatch_now).
+std::optional<http_response> kv_endpoint_now(agent_impl& a, const http_request& req);
 
 http_response session_create(agent_impl& a, const http_request& req);
 http_response session_destroy(agent_impl& a, const http_request& req);

@@ -17,6 +17,14 @@ http_response json_response(const json::value& v, unsigned status) {
     return r;
 }
 
+http_response json_text_response(std::string body, unsigned status) {
+    http_response r;
+    r.status = status;
+    r.set("Content-Type", "application/json");
+    r.body = std::move(body);
+    return r;
+}
+
 http_response text_response(unsigned status, std::string text) {
     http_response r;
     r.status = status;
@@ -42,9 +50,10 @@ bool foreign_dc(const agent_impl& a, const http_request& req) {
     return !dc.empty() && dc != a.cfg.datacenter;
 }
 
-std::string path_rest(const http_request& req, std::string_view prefix) {
-    if (req.path.size() >= prefix.size() && req.path.compare(0, prefix.size(), prefix) == 0)
-        return req.path.substr(prefix.size());
+std::string_view path_rest(const http_request& req, std::string_view prefix) {
+    const std::string_view path = req.path;
+    if (path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0)
+        return path.substr(prefix.size());
     return {};
 }
 
@@ -85,6 +94,82 @@ json::object session_json(const session_rec& s) {
     o["CreateIndex"] = s.create_index;
     o["ModifyIndex"] = s.modify_index;
     return o;
+}
+
+void write_session(gojson::indent_writer& w, const session_rec& s) {
+    w.begin_object();
+    w.key("ID");
+    w.string(s.id);
+    w.key("Name");
+    w.string(s.name);
+    w.key("Node");
+    w.string(s.node);
+    w.key("LockDelay");
+    w.number(s.lock_delay_ns);
+    w.key("Behavior");
+    w.string(s.behavior);
+    w.key("TTL");
+    w.string(s.ttl);
+    w.key("NodeChecks");
+    if (s.node_checks) {
+        w.begin_array();
+        for (const auto& c : *s.node_checks)
+            w.string(c);
+        w.end_array();
+    } else {
+        w.null();
+    }
+    w.key("ServiceChecks");
+    if (s.service_checks) {
+        w.begin_array();
+        for (const auto& c : *s.service_checks) {
+            w.begin_object();
+            w.key("ID");
+            w.string(c.id);
+            w.key("Namespace");
+            w.string(c.ns);
+            w.end_object();
+        }
+        w.end_array();
+    } else {
+        w.null();
+    }
+    if (!s.checks.empty()) {
+        w.key("Checks");
+        w.begin_array();
+        for (const auto& c : s.checks)
+            w.string(c);
+        w.end_array();
+    }
+    w.key("CreateIndex");
+    w.number(s.create_index);
+    w.key("ModifyIndex");
+    w.number(s.modify_index);
+    w.end_object();
+}
+
+void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value) {
+    w.begin_object();
+    w.key("LockIndex");
+    w.number(e.lock_index);
+    w.key("Key");
+    w.string(e.key);
+    w.key("Flags");
+    w.number(e.flags);
+    w.key("Value");
+    if (with_value && !e.value.empty())
+        w.base64(e.value);
+    else
+        w.null();
+    if (!e.session.empty()) {
+        w.key("Session");
+        w.string(e.session);
+    }
+    w.key("CreateIndex");
+    w.number(e.create_index);
+    w.key("ModifyIndex");
+    w.number(e.modify_index);
+    w.end_object();
 }
 
 } // namespace conclave::dev::detail

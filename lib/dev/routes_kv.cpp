@@ -1,10 +1,12 @@
 // /v1/kv/<key>: agent/kvs_endpoint.go (HTTP) + agent/consul/kvs_endpoint.go (RPC).
-#include "codec/json.hpp"
+#include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
+
+#include <span>
 
 namespace conclave::dev::detail {
 
@@ -33,15 +35,65 @@ std::optional<http_response> conflicting(const http_request& req,
     return std::nullopt;
 }
 
+// The answer to a KV read from the entries it found.
+http_response kv_get_answer(const http_request& req, bool recurse,
+                            std::span<const kv_entry* const> entries, std::uint64_t index) {
+    http_response resp;
+    if (entries.empty()) {
+        resp.status = 404;
+    } else if (req.query.has("raw") && !recurse) {
+        resp.body = entries.front()->value;
+        if (!resp.body.empty())
+            resp.set("Content-Type", sniff_content_type(resp.body));
+    } else {
+        std::string body;
+        body.reserve(256 * entries.size());
+        gojson::indent_writer w(body);
+        w.begin_array();
+        for (const kv_entry* e : entries)
+            write_kv_entry(w, *e);
+        w.end_array();
+        w.finish();
+        resp = json_text_response(std::move(body));
+    }
+    set_meta(resp, index);
+    return resp;
+}
+
+// A GET's refusals before reading: no key without ?recurse, a foreign datacenter.
+std::optional<http_response> kv_get_refused(agent_impl& a, const http_request& req,
+                                            std::string_view key, bool recurse) {
+    if (!recurse && key.empty())
+        return text_response(400, "Missing key name");
+    if (foreign_dc(a, req))
+        return no_path_to_dc();
+    return std::nullopt;
+}
+
+// A GET without an index: one evaluation, as run_blocking does it, answered straight from the
+// store's entries (nothing runs between reading and writing them), without copies.
+http_response kv_get_now(agent_impl& a, const http_request& req, std::string_view key) {
+    const bool recurse = req.query.has("recurse");
+    if (auto refused = kv_get_refused(a, req, key, recurse))
+        return std::move(*refused);
+    if (recurse) {
+        const auto r = a.state.kv_list(key, nullptr);
+        return kv_get_answer(req, recurse, r.entries, std::max<std::uint64_t>(r.index, 1));
+    }
+    const auto r = a.state.kv_get(key, nullptr);
+    const std::span<const kv_entry* const> found(&r.entry, r.entry ? 1 : 0);
+    return kv_get_answer(req, recurse, found, std::max<std::uint64_t>(r.index, 1));
+}
+
+// A blocking GET (an index given).
 asio::awaitable<http_response> kv_get(agent_impl& a, const http_request& req,
-                                      const query_opts& opts, const std::string& key,
+                                      const query_opts& opts, std::string_view key,
                                       disconnect_probe* probe) {
     const bool recurse = req.query.has("recurse");
-    if (!recurse && key.empty())
-        co_return text_response(400, "Missing key name");
-    if (foreign_dc(a, req))
-        co_return no_path_to_dc();
+    if (auto refused = kv_get_refused(a, req, key, recurse))
+        co_return std::move(*refused);
 
+    // Blocking: the last evaluation's entries are answered after waiting, so they are copies.
     std::vector<kv_entry> entries;
     const query_eval eval = [&](watch_set* ws) -> std::uint64_t {
         entries.clear();
@@ -57,26 +109,15 @@ asio::awaitable<http_response> kv_get(agent_impl& a, const http_request& req,
         return r.index;
     };
     const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, opts, eval);
-
-    http_response resp;
-    if (entries.empty()) {
-        resp.status = 404;
-    } else if (req.query.has("raw") && !recurse) {
-        resp.body = entries.front().value;
-        if (!resp.body.empty())
-            resp.set("Content-Type", sniff_content_type(resp.body));
-    } else {
-        json::array out;
-        for (const auto& e : entries)
-            out.emplace_back(codec::kv_entry_to_json(e));
-        resp = json_response(out);
-    }
-    set_meta(resp, index);
-    co_return resp;
+    std::vector<const kv_entry*> found;
+    found.reserve(entries.size());
+    for (const auto& e : entries)
+        found.push_back(&e);
+    co_return kv_get_answer(req, recurse, found, index);
 }
 
 asio::awaitable<http_response> kv_get_keys(agent_impl& a, const http_request& req,
-                                           const query_opts& opts, const std::string& prefix,
+                                           const query_opts& opts, std::string_view prefix,
                                            disconnect_probe* probe) {
     std::string separator;
     if (req.query.has("seperator"))
@@ -107,7 +148,7 @@ asio::awaitable<http_response> kv_get_keys(agent_impl& a, const http_request& re
     co_return resp;
 }
 
-http_response kv_put(agent_impl& a, const http_request& req, const std::string& key) {
+http_response kv_put(agent_impl& a, const http_request& req, std::string_view key) {
     if (auto c = conflicting(req, {"cas", "acquire", "release"}))
         return std::move(*c);
     if (key.empty())
@@ -159,7 +200,7 @@ http_response kv_put(agent_impl& a, const http_request& req, const std::string& 
     return json_response(json::value(op == kv_op::set ? true : out.result));
 }
 
-http_response kv_delete(agent_impl& a, const http_request& req, const std::string& key) {
+http_response kv_delete(agent_impl& a, const http_request& req, std::string_view key) {
     if (auto c = conflicting(req, {"recurse", "cas"}))
         return std::move(*c);
     kv_entry e;
@@ -191,15 +232,32 @@ asio::awaitable<http_response> kv_endpoint(agent_impl& a, const http_request& re
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
-    const std::string key = path_rest(req, kv_prefix);
+    const std::string_view key = path_rest(req, kv_prefix);
     if (req.method == "GET") {
         if (req.query.has("keys"))
             co_return co_await kv_get_keys(a, req, qp.opts, key, probe);
+        if (qp.opts.min_index == 0)
+            co_return kv_get_now(a, req, key);
         co_return co_await kv_get(a, req, qp.opts, key, probe);
     }
     if (req.method == "PUT")
         co_return kv_put(a, req, key);
     co_return kv_delete(a, req, key);
+}
+
+std::optional<http_response> kv_endpoint_now(agent_impl& a, const http_request& req) {
+    const query_opts_parse qp = parse_query_opts(req.query);
+    if (!qp.error.empty())
+        return text_response(400, qp.error);
+    const std::string_view key = path_rest(req, kv_prefix);
+    if (req.method == "GET") {
+        if (req.query.has("keys") || qp.opts.min_index != 0)
+            return std::nullopt;
+        return kv_get_now(a, req, key);
+    }
+    if (req.method == "PUT")
+        return kv_put(a, req, key);
+    return kv_delete(a, req, key);
 }
 
 } // namespace conclave::dev::detail

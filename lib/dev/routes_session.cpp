@@ -210,10 +210,14 @@ bool ttl_is_zero_text(std::string_view ttl) {
 }
 
 http_response session_list_response(const std::vector<session_rec>& list, std::uint64_t index) {
-    json::array out;
+    std::string body;
+    gojson::indent_writer w(body);
+    w.begin_array();
     for (const auto& s : list)
-        out.emplace_back(session_json(s));
-    http_response r = json_response(out);
+        write_session(w, s);
+    w.end_array();
+    w.finish();
+    http_response r = json_text_response(std::move(body));
     set_meta(r, index);
     return r;
 }
@@ -284,13 +288,18 @@ http_response session_create(agent_impl& a, const http_request& req) {
         return text_response(500, err);
     if (!ttl_is_zero_text(b.ttl) && ttl.count() != 0)
         a.arm_session_timer(id, ttl);
-    json::object out;
-    out["ID"] = id;
-    return json_response(out);
+    std::string body;
+    gojson::indent_writer w(body);
+    w.begin_object();
+    w.key("ID");
+    w.string(id);
+    w.end_object();
+    w.finish();
+    return json_text_response(std::move(body));
 }
 
 http_response session_destroy(agent_impl& a, const http_request& req) {
-    const std::string id = path_rest(req, "/v1/session/destroy/");
+    const std::string id(path_rest(req, "/v1/session/destroy/"));
     if (id.empty())
         return text_response(400, "Missing session");
     if (foreign_dc(a, req))
@@ -303,7 +312,7 @@ http_response session_destroy(agent_impl& a, const http_request& req) {
 }
 
 http_response session_renew(agent_impl& a, const http_request& req) {
-    const std::string id = path_rest(req, "/v1/session/renew/");
+    const std::string id(path_rest(req, "/v1/session/renew/"));
     if (id.empty())
         return text_response(400, "Missing session");
     if (foreign_dc(a, req))
@@ -321,9 +330,13 @@ http_response session_renew(agent_impl& a, const http_request& req) {
         if (parsed.value->count() != 0)
             a.arm_session_timer(s.id, *parsed.value);
     }
-    json::array out;
-    out.emplace_back(session_json(s));
-    return json_response(out);
+    std::string body;
+    gojson::indent_writer w(body);
+    w.begin_array();
+    write_session(w, s);
+    w.end_array();
+    w.finish();
+    return json_text_response(std::move(body));
 }
 
 asio::awaitable<http_response> session_info(agent_impl& a, const http_request& req,
@@ -331,7 +344,7 @@ asio::awaitable<http_response> session_info(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
-    const std::string id = path_rest(req, "/v1/session/info/");
+    const std::string id(path_rest(req, "/v1/session/info/"));
     if (id.empty())
         co_return text_response(400, "Missing session");
     if (foreign_dc(a, req))
@@ -379,7 +392,7 @@ asio::awaitable<http_response> session_node(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
-    const std::string node = path_rest(req, "/v1/session/node/");
+    const std::string node(path_rest(req, "/v1/session/node/"));
     if (node.empty())
         co_return text_response(400, "Missing node name");
     if (foreign_dc(a, req))

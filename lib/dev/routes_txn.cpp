@@ -1,17 +1,11 @@
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
-#include "codec/json.hpp"
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 
-#include <boost/json/array.hpp>
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
-
 namespace conclave::dev::detail {
 
-namespace json = boost::json;
 using gojson::kind;
 
 namespace {
@@ -47,13 +41,14 @@ std::string_view match(std::string_view key, std::initializer_list<std::string_v
     return {};
 }
 
-void decode_kv(const gojson::value& v, txn_op_in& op, first_error& errs) {
+// Takes the strings over from the parsed request (not used afterwards).
+void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
     const auto field_error = [&](const gojson::value& f, std::string_view name,
                                  std::string_view type) {
         errs.save(
             gojson::type_error(gojson::describe(f), "KVTxnOp", "KV." + std::string(name), type));
     };
-    for (const auto& [key, f] : v.members) {
+    for (auto& [key, f] : v.members) {
         const std::string_view name =
             match(key, {"Verb", "Key", "Value", "Flags", "Index", "Session", "Namespace"});
         if (name.empty() || f.is_null())
@@ -64,11 +59,11 @@ void decode_kv(const gojson::value& v, txn_op_in& op, first_error& errs) {
                 continue;
             }
             if (name == "Verb")
-                op.verb = f.text;
+                op.verb = std::move(f.text);
             else if (name == "Key")
-                op.entry.key = f.text;
+                op.entry.key = std::move(f.text);
             else if (name == "Session")
-                op.entry.session = f.text;
+                op.entry.session = std::move(f.text);
         } else if (name == "Value") {
             if (f.k == kind::string) {
                 auto decoded = go_base64_decode(f.text);
@@ -116,13 +111,14 @@ void decode_kv(const gojson::value& v, txn_op_in& op, first_error& errs) {
 }
 
 // json.Decoder.Decode into api.TxnOps ([]*api.TxnOp). Returns the decode error text.
-std::string decode_ops(const gojson::value& root, std::vector<decoded_op>& out, bool& has_nil) {
+std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& has_nil) {
     if (root.is_null())
         return {};
     if (root.k != kind::array)
         return gojson::type_error(gojson::describe(root), "", "", "api.TxnOps");
     first_error errs;
-    for (const auto& item : root.items) {
+    out.reserve(root.items.size());
+    for (auto& item : root.items) {
         decoded_op d;
         if (item.is_null()) {
             has_nil = true;
@@ -136,7 +132,7 @@ std::string decode_ops(const gojson::value& root, std::vector<decoded_op>& out, 
         }
         bool has_kv = false;
         std::string other;
-        for (const auto& [key, f] : item.members) {
+        for (auto& [key, f] : item.members) {
             const std::string_view name = match(key, {"KV", "Node", "Service", "Check"});
             if (name.empty())
                 continue;
@@ -177,32 +173,59 @@ std::string decode_ops(const gojson::value& root, std::vector<decoded_op>& out, 
     return errs.get();
 }
 
-json::value results_json(const txn_outcome& o) {
-    if (!o.errors.empty())
-        return nullptr;
-    json::array a;
-    for (const auto& r : o.results) {
-        json::object item;
-        item["KV"] = codec::kv_entry_to_json(r.entry, r.with_value);
-        a.emplace_back(std::move(item));
-    }
-    return a;
-}
-
-json::value errors_json(const txn_outcome& o) {
-    if (o.errors.empty())
-        return nullptr;
-    json::array a;
-    for (const auto& [index, what] : o.errors) {
-        json::object e;
-        e["OpIndex"] = index;
-        e["What"] = what;
-        a.emplace_back(std::move(e));
-    }
-    return a;
-}
-
 } // namespace
+
+std::string txn_body(const txn_outcome& o, bool read_only) {
+    std::string out;
+    // A lock's answer (two entries, ~800 bytes) without regrowing.
+    out.reserve(1024);
+    gojson::indent_writer w(out);
+    w.begin_object();
+    // Results and Errors: exactly one of them is null.
+    w.key("Results");
+    if (o.errors.empty()) {
+        w.begin_array();
+        for (const auto& r : o.results) {
+            w.begin_object();
+            w.key("KV");
+            write_kv_entry(w, r.entry, r.with_value);
+            w.end_object();
+        }
+        w.end_array();
+    } else {
+        w.null();
+    }
+    w.key("Errors");
+    if (o.errors.empty()) {
+        w.null();
+    } else {
+        w.begin_array();
+        for (const auto& [index, what] : o.errors) {
+            w.begin_object();
+            w.key("OpIndex");
+            w.number(std::uint64_t(index));
+            w.key("What");
+            w.string(what);
+            w.end_object();
+        }
+        w.end_array();
+    }
+    if (read_only) {
+        w.key("Index");
+        w.number(std::uint64_t(0));
+        w.key("LastContact");
+        w.number(std::uint64_t(0));
+        w.key("KnownLeader");
+        w.boolean(true);
+        w.key("ConsistencyLevel");
+        w.string("");
+        w.key("NotModified");
+        w.boolean(false);
+    }
+    w.end_object();
+    w.finish();
+    return out;
+}
 
 http_response txn_endpoint(agent_impl& a, const http_request& req) {
     const std::int64_t max_len =
@@ -214,7 +237,7 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
     if (req.content_length > max_len || std::int64_t(req.body.size()) > max_len)
         return too_large();
 
-    const auto parsed = gojson::decode_first(req.body);
+    auto parsed = gojson::decode_first(req.body);
     if (!parsed.v)
         return text_response(400, "Failed to parse body: " + parsed.error);
     std::vector<decoded_op> decoded;
@@ -227,6 +250,7 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
                                       std::to_string(max_txn_ops) + ")");
 
     std::vector<txn_op_in> ops;
+    ops.reserve(decoded.size());
     std::size_t writes = 0;
     for (auto& d : decoded) {
         if (!d.present) {
@@ -259,26 +283,15 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
             return text_response(400, qp.error);
         if (foreign_dc(a, req))
             return text_response(500, "No path to datacenter");
-        const txn_outcome o = a.state.txn(ops, true, now);
-        json::object body;
-        body["Results"] = results_json(o);
-        body["Errors"] = errors_json(o);
-        body["Index"] = 0;
-        body["LastContact"] = 0;
-        body["KnownLeader"] = true;
-        body["ConsistencyLevel"] = "";
-        body["NotModified"] = false;
-        http_response r = json_response(body, o.errors.empty() ? 200 : 409);
+        const txn_outcome o = a.state.txn(std::move(ops), true, now);
+        http_response r = json_text_response(txn_body(o, true), o.errors.empty() ? 200 : 409);
         set_leader_meta(r);
         return r;
     }
     if (foreign_dc(a, req))
         return text_response(500, "No path to datacenter");
-    const txn_outcome o = a.state.txn(ops, false, now);
-    json::object body;
-    body["Results"] = results_json(o);
-    body["Errors"] = errors_json(o);
-    return json_response(body, o.errors.empty() ? 200 : 409);
+    const txn_outcome o = a.state.txn(std::move(ops), false, now);
+    return json_text_response(txn_body(o, false), o.errors.empty() ? 200 : 409);
 }
 
 } // namespace conclave::dev::detail

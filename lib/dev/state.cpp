@@ -19,8 +19,11 @@ bool same_entry(const kv_entry& a, const kv_entry& b) {
            a.value == b.value && a.session == b.session;
 }
 
-std::string tree_key(std::string_view key) {
-    std::string k(key);
+// The radix tree's key: the KV key and a NUL (as Consul's go-memdb string index). Built in a
+// per-thread buffer, since every write and watched read needs one only for the call.
+const std::string& tree_key(std::string_view key) {
+    thread_local std::string k;
+    k.assign(key);
     k += '\0';
     return k;
 }
@@ -83,6 +86,12 @@ void store::publish() {
     closed.swap(channels_.closed);
     if (on_change)
         on_change(closed);
+    // Hand the buffer back, so the next write does not grow a fresh one (unless the
+    // callback wrote again meanwhile).
+    if (channels_.closed.empty()) {
+        closed.clear();
+        channels_.closed.swap(closed);
+    }
 }
 
 // ---- KV primitives --------------------------------------------------------------------------
@@ -106,8 +115,12 @@ void store::kv_store(kv_entry e) {
     if (!e.session.empty())
         held_[e.session].insert(e.key);
     kv_tree_.insert(tree_key(e.key));
-    const std::string key = e.key;
-    kvs_[key] = std::move(e);
+    if (it != kvs_.end()) {
+        it->second = std::move(e);
+    } else {
+        std::string key = e.key;
+        kvs_.emplace(std::move(key), std::move(e));
+    }
 }
 
 void store::kv_remove(const std::string& key) {
@@ -140,7 +153,7 @@ void store::tomb_set(const std::string& key, std::uint64_t idx) {
 
 std::uint64_t store::graveyard_max(std::string_view prefix) const {
     std::uint64_t max = 0;
-    for (auto it = tombstones_.lower_bound(std::string(prefix));
+    for (auto it = tombstones_.lower_bound(prefix);
          it != tombstones_.end() && starts_with(it->first, prefix); ++it)
         max = std::max(max, it->second);
     return max;
@@ -153,7 +166,7 @@ store::kv_get_result store::kv_get(std::string_view key, watch_set* ws) const {
     r.index = kvs_max_index();
     if (ws)
         ws->push_back(kv_tree_.watch_key(tree_key(key)));
-    auto it = kvs_.find(std::string(key));
+    auto it = kvs_.find(key);
     if (it != kvs_.end()) {
         r.entry = &it->second;
         r.index = it->second.modify_index;
@@ -167,8 +180,8 @@ store::kv_list_result store::kv_list(std::string_view prefix, watch_set* ws) con
     if (ws)
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
-    for (auto it = kvs_.lower_bound(std::string(prefix));
-         it != kvs_.end() && starts_with(it->first, prefix); ++it) {
+    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && starts_with(it->first, prefix);
+         ++it) {
         r.entries.push_back(&it->second);
         lindex = std::max(lindex, it->second.modify_index);
     }
@@ -188,8 +201,8 @@ store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view s
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
     std::string last;
-    for (auto it = kvs_.lower_bound(std::string(prefix));
-         it != kvs_.end() && starts_with(it->first, prefix); ++it) {
+    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && starts_with(it->first, prefix);
+         ++it) {
         const kv_entry& e = it->second;
         lindex = std::max(lindex, e.modify_index);
         if (separator.empty()) {
@@ -217,7 +230,7 @@ store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view s
 }
 
 steady_time store::lock_delay_until(std::string_view key) const {
-    auto it = lock_delays_.find(std::string(key));
+    auto it = lock_delays_.find(key);
     return it == lock_delays_.end() ? steady_time{} : it->second;
 }
 
@@ -387,57 +400,65 @@ apply_outcome store::kv_apply(kv_op op, kv_entry e, steady_time now) {
 
 // ---- transactions -------------------------------------------------------------------------
 
-std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in& op,
+std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
                                               std::vector<txn_result_entry>& tree_out,
                                               std::string& error) {
-    const std::string& key = op.entry.key;
-    const std::string quoted = go_quote(key);
-    kv_entry e = op.entry;
-    switch (kv_op_from_verb(op.verb)) {
+    // The writes take the operation's entry over (the transaction's operations are not
+    // used after it), and the key is quoted only for an error text: both cost allocations
+    // on every lock and release otherwise.
+    const kv_op verb = kv_op_from_verb(op.verb);
+    const bool writes_entry =
+        verb == kv_op::set || verb == kv_op::cas || verb == kv_op::lock || verb == kv_op::unlock;
+    kv_entry e;
+    if (writes_entry)
+        e = std::move(op.entry);
+    const std::string& key = writes_entry ? e.key : op.entry.key;
+    const auto quoted = [&] { return go_quote(key); };
+    switch (verb) {
     case kv_op::set:
         kvs_set(idx, e, false);
-        return txn_result_entry{e, false};
+        return txn_result_entry{std::move(e), false};
     case kv_op::del:
         kvs_delete(idx, key);
         return std::nullopt;
     case kv_op::delete_cas:
         if (!kvs_delete_cas(idx, op.entry.modify_index, key))
-            error = "failed to delete key " + quoted + ", index is stale";
+            error = "failed to delete key " + quoted() + ", index is stale";
         return std::nullopt;
     case kv_op::delete_tree:
         kvs_delete_tree(idx, key);
         return std::nullopt;
     case kv_op::cas:
         if (!kvs_set_cas(idx, e)) {
-            error = "failed to set key " + quoted + ", index is stale";
+            error = "failed to set key " + quoted() + ", index is stale";
             return std::nullopt;
         }
-        return txn_result_entry{e, false};
+        return txn_result_entry{std::move(e), false};
     case kv_op::lock: {
         const bool ok = kvs_lock(idx, e, error);
         if (!error.empty())
             return std::nullopt;
         if (!ok) {
-            error = "failed to lock key " + quoted + ", lock is already held";
+            error = "failed to lock key " + quoted() + ", lock is already held";
             return std::nullopt;
         }
-        return txn_result_entry{e, false};
+        return txn_result_entry{std::move(e), false};
     }
     case kv_op::unlock: {
         const bool ok = kvs_unlock(idx, e, error);
         if (!error.empty())
             return std::nullopt;
         if (!ok) {
-            error = "failed to unlock key " + quoted +
+            error = "failed to unlock key " + quoted() +
                     ", lock isn't held, or is held by another session";
             return std::nullopt;
         }
-        return txn_result_entry{e, false};
+        return txn_result_entry{std::move(e), false};
     }
     case kv_op::get: {
         auto it = kvs_.find(key);
         if (it == kvs_.end()) {
-            error = "key " + quoted + " doesn't exist";
+            error = "key " + quoted() + " doesn't exist";
             return std::nullopt;
         }
         return txn_result_entry{it->second, true};
@@ -450,11 +471,11 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in
     case kv_op::check_session: {
         auto it = kvs_.find(key);
         if (it == kvs_.end()) {
-            error = "failed to check session, key " + quoted + " doesn't exist";
+            error = "failed to check session, key " + quoted() + " doesn't exist";
             return std::nullopt;
         }
         if (it->second.session != op.entry.session) {
-            error = "failed session check for key " + quoted + ", current session " +
+            error = "failed session check for key " + quoted() + ", current session " +
                     go_quote(it->second.session) + " != " + go_quote(op.entry.session);
             return std::nullopt;
         }
@@ -463,11 +484,11 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in
     case kv_op::check_index: {
         auto it = kvs_.find(key);
         if (it == kvs_.end()) {
-            error = "failed to check index, key " + quoted + " doesn't exist";
+            error = "failed to check index, key " + quoted() + " doesn't exist";
             return std::nullopt;
         }
         if (it->second.modify_index != op.entry.modify_index) {
-            error = "failed index check for key " + quoted + ", current modify index " +
+            error = "failed index check for key " + quoted() + ", current modify index " +
                     std::to_string(it->second.modify_index) +
                     " != " + std::to_string(op.entry.modify_index);
             return std::nullopt;
@@ -476,7 +497,7 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in
     }
     case kv_op::check_not_exists:
         if (kvs_.find(key) != kvs_.end())
-            error = "key " + quoted + " exists";
+            error = "key " + quoted() + " exists";
         return std::nullopt;
     case kv_op::unknown:
         break;
@@ -485,7 +506,7 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, const txn_op_in
     return std::nullopt;
 }
 
-txn_outcome store::txn(const std::vector<txn_op_in>& ops, bool read_only, steady_time now) {
+txn_outcome store::txn(std::vector<txn_op_in> ops, bool read_only, steady_time now) {
     txn_outcome out;
     // Txn.preCheck: kvsPreApply for every KV op (key present, lock-delay), before Raft.
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -509,8 +530,10 @@ txn_outcome store::txn(const std::vector<txn_op_in>& ops, bool read_only, steady
         idx = next_index();
         undo_ = &undo;
     }
+    // Usually one result per operation: one allocation rather than growing.
+    out.results.reserve(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i) {
-        const txn_op_in& op = ops[i];
+        txn_op_in& op = ops[i];
         std::string error;
         if (!op.is_kv) {
             error = "conclave dev agent: " + op.family + " operations are not supported";

@@ -180,7 +180,8 @@ public:
     apply_outcome kv_apply(kv_op op, kv_entry entry, steady_time now);
 
     // ---- transactions -------------------------------------------------------------------
-    txn_outcome txn(const std::vector<txn_op_in>& ops, bool read_only, steady_time now);
+    /// By value: the writes take their operation's entry over.
+    txn_outcome txn(std::vector<txn_op_in> ops, bool read_only, steady_time now);
 
     // ---- sessions ------------------------------------------------------------------------
     struct session_get_result {
@@ -238,9 +239,10 @@ private:
     std::uint64_t index_ = 0;
     table_indexes tables_;
     channel_source channels_;
-    std::map<std::string, kv_entry> kvs_;
-    std::map<std::string, std::uint64_t> tombstones_;
-    std::map<std::string, steady_time> lock_delays_;
+    // Transparent comparators: lookups by a request's string_view need no key copy.
+    std::map<std::string, kv_entry, std::less<>> kvs_;
+    std::map<std::string, std::uint64_t, std::less<>> tombstones_;
+    std::map<std::string, steady_time, std::less<>> lock_delays_;
     std::map<std::string, std::set<std::string>> held_; ///< session text -> keys it holds
     std::map<std::string, session_rec> sessions_;       ///< by UUID index key
     std::map<std::string, node_rec> nodes_;             ///< by lower-case name
@@ -267,7 +269,7 @@ private:
     void kvs_delete(std::uint64_t idx, const std::string& key);
     bool kvs_delete_cas(std::uint64_t idx, std::uint64_t cas, const std::string& key);
     void kvs_delete_tree(std::uint64_t idx, const std::string& prefix);
-    std::optional<txn_result_entry> txn_kv(std::uint64_t idx, const txn_op_in& op,
+    std::optional<txn_result_entry> txn_kv(std::uint64_t idx, txn_op_in& op,
                                            std::vector<txn_result_entry>& tree_out,
                                            std::string& error);
 

@@ -87,6 +87,35 @@ TEST_CASE("huge headers get 431", "[agent][malformed]") {
     }(f));
 }
 
+TEST_CASE("after an error answer a silent client is dropped once the 2 s drain ends",
+          "[agent][malformed]") {
+    // The connection's own deadline (the drain's 2 s, shorter than the 60 s the watchdog
+    // usually waits) closes it, not the client.
+    agent_fixture f;
+    run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
+        const auto ex = co_await asio::this_coro::executor;
+        http_conn conn(ex, f.port());
+        {
+            const auto r1_ = co_await conn.connect();
+            REQUIRE_FALSE(r1_);
+        }
+        std::string garbage = "GET\r\n\r\n";
+        {
+            const auto r2_ = co_await conn.send_raw(std::move(garbage));
+            REQUIRE_FALSE(r2_);
+        }
+        // The agent shuts its sending side at once; this side stays open and silent.
+        const std::string answer = co_await conn.read_until_close();
+        CHECK(starts_with(answer, "HTTP/1.1 400 Bad Request"));
+        const auto since = std::chrono::steady_clock::now();
+        while (f.agent.stats().connections_open > 0) {
+            REQUIRE(seconds(std::chrono::steady_clock::now() - since) < 10);
+            co_await sleep_for(10ms);
+        }
+        CHECK(seconds(std::chrono::steady_clock::now() - since) > 1.0);
+    }(f));
+}
+
 TEST_CASE("bad JSON bodies get Consul's decode errors", "[agent][malformed]") {
     agent_fixture f;
     run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
