@@ -209,6 +209,26 @@ TEST_CASE_METHOD(recipes_fixture, "a lease watched for a short section costs no 
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture, "a cancelled wait for loss says so and the lease stays held",
+                 "[lock][lost]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        lock mutex{consul, p + "watched"};
+        auto lease = co_await mutex.async_acquire(s);
+        for (const auto delay : {0ms, 20ms}) { // before and after the monitor's query starts
+            cancel_after stop{ioc.get_executor(), delay};
+            auto [ec] = co_await lease.async_wait_lost(stop.bind(awaitable_tuple));
+            stop.disarm();
+            CHECK(ec == asio::error::operation_aborted);
+            CHECK(lease.held());
+        }
+        co_await lease.async_release();
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "a key with other flags is a conflict and is left alone",
                  "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {
