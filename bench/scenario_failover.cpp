@@ -4,8 +4,8 @@
 //           acquire ack. Bound: 2 x TTL (Consul's expiry) + lock-delay + one rtt + 10 ms.
 //   resign  the holder (another client in this process, as another service would be)
 //           watches its lease while it holds it, as a holder does, then releases: release
-//           call -> the waiter's acquire ack. Bound: 3 round trips, against a GET sent in the
-//           same state (every process idle for settle_us first) just before: an idle pair
+//           call -> the waiter's acquire ack. Bound: 3 round trips, against the median of
+//           GETs sent in the same state (every process idle for settle_us first): an idle pair
 //           of processes answers slower than the back-to-back `rtt` loop, and a handoff
 //           always starts from idle. The ratio to the `rtt` mean is reported too.
 #include "child_process.hpp"
@@ -180,26 +180,25 @@ void scenario_failover(harness& h) {
     for (auto& x : resigns)
         run_sync(h.ioc, resign_once(h, other, c, h.fresh_prefix("resign") + "/lock", x));
     record resign = summarize_handovers(h, "resign", resigns, process_cpu_time().count() - cpu0);
-    // Each handoff against the GET measured just before it, from the same idle state; the
-    // worst pair decides.
-    double worst = 0, idle_max_us = 0;
+    // The slowest handoff against the median GET sent from the same idle state (a pair's
+    // own GET is a noisy yardstick: one slow GET would excuse its handoff).
+    double idle_max_us = 0;
     std::vector<std::chrono::nanoseconds> idle_rtts;
     for (const auto& x : resigns) {
         idle_rtts.emplace_back(x.idle_rtt_ns);
         idle_max_us = std::max(idle_max_us, double(x.idle_rtt_ns) / 1000.0);
-        if (x.idle_rtt_ns > 0)
-            worst = std::max(worst, double(x.acquired_ns - x.event_ns) / double(x.idle_rtt_ns));
     }
     const auto idle = summarize(idle_rtts);
     const double max_ms = resign.number("failover_ms").value_or(0);
     resign.set("idle_rtt_p50_us", idle.p50_us);
     resign.set("idle_rtt_max_us", idle_max_us);
-    resign.set("handoff_rtts", worst);
+    const double rtts = idle.p50_us > 0 ? max_ms * 1000.0 / idle.p50_us : 0.0;
+    resign.set("handoff_rtts", rtts);
     resign.set("handoff_rtts_vs_rtt_loop", base.mean_us > 0 ? max_ms * 1000.0 / base.mean_us : 0.0);
     resign.set("bound_ms", 3 * idle.p50_us / 1000.0);
     resign.set("target",
                std::string("release -> acquire <= 3 round trips (a GET from the same idle state)"));
-    resign.set("target_met", worst > 0 && worst <= 3.0);
+    resign.set("target_met", rtts > 0 && rtts <= 3.0);
     h.out.add(std::move(resign));
 }
 

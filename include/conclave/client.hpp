@@ -44,6 +44,8 @@ class client {
 public:
     using executor_type = asio::any_io_executor;
 
+    /// Throws system_error(errc::invalid_config) for unusable TLS files or a token or host
+    /// with a line break or NUL (they go into request headers as they are).
     explicit client(executor_type ex, client_config cfg = {});
 
     executor_type get_executor() const noexcept;

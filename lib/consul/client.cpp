@@ -3,6 +3,7 @@
 
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/system/system_error.hpp>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
@@ -33,9 +34,28 @@ void client::close() {
 
 namespace detail {
 
+namespace {
+
+// The token and host go into request headers as they are: a CR, LF or NUL in them would
+// end the header early and let the rest pass as headers of its own.
+client_config header_safe(client_config cfg) {
+    const auto bad = [](const std::string& v) {
+        return v.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos;
+    };
+    if (bad(cfg.token))
+        throw boost::system::system_error(make_error_code(errc::invalid_config),
+                                          "the ACL token contains a line break or NUL");
+    if (bad(cfg.host))
+        throw boost::system::system_error(make_error_code(errc::invalid_config),
+                                          "the host contains a line break or NUL");
+    return cfg;
+}
+
+} // namespace
+
 client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
     : executor(std::move(ex))
-    , config(std::move(cfg))
+    , config(header_safe(std::move(cfg)))
     , host_header(config.kind == client_config::transport::unix_socket
                       ? std::string("localhost")
                       : config.host + ":" + std::to_string(config.port))

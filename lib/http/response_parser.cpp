@@ -1,6 +1,7 @@
 #include "http/response_parser.hpp"
 
 #include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include <charconv>
 
@@ -48,10 +49,16 @@ void response_parser::on_field_impl(field name, string_view name_string, string_
 }
 
 void response_parser::on_body_init_impl(const boost::optional<std::uint64_t>& content_length,
-                                        error_code&) {
-    // The base class has checked the length against the body limit already.
-    if (content_length)
-        res_.body.reserve(static_cast<std::size_t>(*content_length));
+                                        error_code& ec) {
+    // The base class has checked the length against the body limit already; a limit set
+    // beyond what a string can hold must still fail this response, not throw.
+    if (!content_length)
+        return;
+    if (*content_length > res_.body.max_size()) {
+        ec = boost::beast::http::error::buffer_overflow;
+        return;
+    }
+    res_.body.reserve(static_cast<std::size_t>(*content_length));
 }
 
 std::size_t response_parser::on_body_impl(string_view body, error_code&) {

@@ -64,6 +64,11 @@ asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shar
     auto& s = *g->session;
     auto subscription = hub.subscribe(shared_query::need::monitor);
     while (!g->lost) {
+        // Checked before each wait too: a cancellation emitted before the first wait began
+        // (the start was posted, another thread emitted) would not reach its timer.
+        const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none)
+            co_return make_error_code(asio::error::operation_aborted);
         if (s.check(std::chrono::steady_clock::now())) {
             g->mark_lost(make_error_code(errc::session_invalidated));
             break;
@@ -73,9 +78,6 @@ asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shar
             break;
         }
         co_await notifier::wait_any(s.policy.deadline(), hub.changed, s.changed, g->changed);
-        const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-        if (state.cancelled() != asio::cancellation_type::none)
-            co_return make_error_code(asio::error::operation_aborted);
     }
     co_return g->lost;
 }

@@ -160,6 +160,19 @@ TEST_CASE("a PUT without a body says Content-Length: 0", "[http]") {
     CHECK(put.keep_alive());
 }
 
+TEST_CASE("a token or host that would break the request head is refused up front", "[http]") {
+    asio::io_context ioc;
+    for (std::string value :
+         {std::string("t\r\nX-Evil: 1"), std::string("t\n"), std::string("t\0x", 3)}) {
+        client_config with_token;
+        with_token.token = value;
+        client_config with_host;
+        with_host.host = "127.0.0.1" + value;
+        CHECK_THROWS_WITH(client(ioc.get_executor(), with_token), Catch::Contains("token"));
+        CHECK_THROWS_WITH(client(ioc.get_executor(), with_host), Catch::Contains("host"));
+    }
+}
+
 TEST_CASE("the request carries the token, encoded key and query options", "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, [](const received_request& r) {
