@@ -280,7 +280,7 @@ asio::awaitable<http_response> dispatch_wait(std::shared_ptr<agent_impl> agent, 
     try {
         switch (r->id) {
         case route_id::kv:
-            resp = co_await kv_endpoint(a, req, probe);
+            resp = co_await kv_endpoint_wait(a, req, probe);
             break;
         case route_id::session_info:
             resp = co_await session_info(a, req, probe);

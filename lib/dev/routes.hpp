@@ -44,11 +44,12 @@ std::string txn_body(const txn_outcome& o, bool read_only);
 
 // ---- handlers ------------------------------------------------------------------------------
 
-boost::asio::awaitable<http_response> kv_endpoint(agent_impl& a, const http_request& req,
-                                                  disconnect_probe* probe);
-/// kv_endpoint's answer when it needs no waiting (all but blocking reads and ?keys), or
-/// nullopt (see dispatch_now).
+/// The /v1/kv answer when it needs no waiting (all but blocking reads and ?keys), or
+/// nullopt: then kv_endpoint_wait answers it (see dispatch_now).
 std::optional<http_response> kv_endpoint_now(agent_impl& a, const http_request& req);
+/// The GETs kv_endpoint_now left: ?keys, and reads with an index (blocking queries).
+boost::asio::awaitable<http_response> kv_endpoint_wait(agent_impl& a, const http_request& req,
+                                                       disconnect_probe* probe);
 
 http_response session_create(agent_impl& a, const http_request& req);
 http_response session_destroy(agent_impl& a, const http_request& req);

@@ -227,22 +227,14 @@ http_response kv_delete(agent_impl& a, const http_request& req, std::string_view
 
 } // namespace
 
-asio::awaitable<http_response> kv_endpoint(agent_impl& a, const http_request& req,
-                                           disconnect_probe* probe) {
-    const query_opts_parse qp = parse_query_opts(req.query);
-    if (!qp.error.empty())
-        co_return text_response(400, qp.error);
+asio::awaitable<http_response> kv_endpoint_wait(agent_impl& a, const http_request& req,
+                                                disconnect_probe* probe) {
+    // kv_endpoint_now answered bad options, writes and plain reads.
+    const query_opts opts = parse_query_opts(req.query).opts;
     const std::string_view key = path_rest(req, kv_prefix);
-    if (req.method == "GET") {
-        if (req.query.has("keys"))
-            co_return co_await kv_get_keys(a, req, qp.opts, key, probe);
-        if (qp.opts.min_index == 0)
-            co_return kv_get_now(a, req, key);
-        co_return co_await kv_get(a, req, qp.opts, key, probe);
-    }
-    if (req.method == "PUT")
-        co_return kv_put(a, req, key);
-    co_return kv_delete(a, req, key);
+    if (req.query.has("keys"))
+        co_return co_await kv_get_keys(a, req, opts, key, probe);
+    co_return co_await kv_get(a, req, opts, key, probe);
 }
 
 std::optional<http_response> kv_endpoint_now(agent_impl& a, const http_request& req) {
