@@ -182,16 +182,13 @@ void scenario_failover(harness& h) {
     record resign = summarize_handovers(h, "resign", resigns, process_cpu_time().count() - cpu0);
     // The slowest handoff against the median GET sent from the same idle state (a pair's
     // own GET is a noisy yardstick: one slow GET would excuse its handoff).
-    double idle_max_us = 0;
     std::vector<std::chrono::nanoseconds> idle_rtts;
-    for (const auto& x : resigns) {
+    for (const auto& x : resigns)
         idle_rtts.emplace_back(x.idle_rtt_ns);
-        idle_max_us = std::max(idle_max_us, double(x.idle_rtt_ns) / 1000.0);
-    }
     const auto idle = summarize(idle_rtts);
     const double max_ms = resign.number("failover_ms").value_or(0);
     resign.set("idle_rtt_p50_us", idle.p50_us);
-    resign.set("idle_rtt_max_us", idle_max_us);
+    resign.set("idle_rtt_max_us", idle.max_us);
     const double rtts = idle.p50_us > 0 ? max_ms * 1000.0 / idle.p50_us : 0.0;
     resign.set("handoff_rtts", rtts);
     resign.set("handoff_rtts_vs_rtt_loop", base.mean_us > 0 ? max_ms * 1000.0 / base.mean_us : 0.0);
