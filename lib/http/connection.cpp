@@ -2,21 +2,27 @@
 #include "http/message_head.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/read.hpp>
+#include <boost/beast/core/read_size.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <openssl/ssl.h>
 #include <string>
 #include <sys/stat.h>
@@ -26,60 +32,201 @@ namespace conclave::detail::http {
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using asio::ip::tcp;
-using unix_stream = beast::basic_stream<asio::local::stream_protocol>;
-using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+using unix_socket = asio::local::stream_protocol::socket;
+using tls_stream = beast::ssl_stream<tcp::socket>;
 
 namespace {
 
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr auto deferred_tuple = asio::as_tuple(asio::deferred);
+
+template <class Stream>
+constexpr bool is_tls = false;
+template <>
+constexpr bool is_tls<tls_stream> = true;
+
+// How a stream's operations are awaited: deferred where the stream supports it (no
+// coroutine frame per operation); Beast's TLS stream predates deferred.
+template <class Stream>
+constexpr auto await_token() {
+    if constexpr (is_tls<Stream>)
+        return asio::as_tuple(asio::use_awaitable);
+    else
+        return deferred_tuple;
+}
 
 // Room for the whole of a usual Consul response (headers and a few KV entries).
 constexpr std::size_t initial_read_capacity = 16 * 1024;
+// Beast's own bound for one read into a dynamic buffer.
+constexpr std::size_t max_read_size = 64 * 1024;
+
+// Bounds each exchange (and the connect) of one connection in time.
+//
+// Why not beast::basic_stream's timeouts: they arm and cancel a timer around every read and
+// every write, each through a composed operation, so a request cost about 4,000
+// instructions of timer work. Here an exchange arms one timer and cancels it when it ends:
+// the cancel is needed, or an idle pooled connection's pending wait would keep the user's
+// io_context::run() from returning (for up to a blocking read's timeout).
+class watchdog {
+public:
+    watchdog(asio::any_io_executor ex, std::function<void()> on_expiry)
+        : state_(std::make_shared<state>(std::move(ex), std::move(on_expiry))) {}
+
+    watchdog(const watchdog&) = delete;
+    watchdog& operator=(const watchdog&) = delete;
+
+    /// What follows must be done by `deadline`.
+    void arm(clock::time_point deadline) {
+        state& s = *state_;
+        s.deadline = deadline;
+        s.expired = false;
+        if (s.waiting_until > deadline)
+            wait(state_, deadline);
+    }
+
+    /// Nothing to bound until the next arm().
+    void disarm() {
+        state& s = *state_;
+        s.deadline = clock::time_point::max();
+        if (s.waiting_until != clock::time_point::max()) {
+            s.waiting_until = clock::time_point::max();
+            s.timer.cancel();
+        }
+    }
+
+    /// True when the deadline passed and the socket was closed for it.
+    bool expired() const noexcept { return state_->expired; }
+
+private:
+    struct state {
+        state(asio::any_io_executor ex, std::function<void()> f)
+            : timer(std::move(ex))
+            , on_expiry(std::move(f)) {}
+        asio::steady_timer timer;
+        std::function<void()> on_expiry;
+        clock::time_point deadline = clock::time_point::max();
+        clock::time_point waiting_until = clock::time_point::max(); ///< max: no live wait
+        std::uint64_t generation = 0; ///< of the live wait; older handlers are stale
+        bool expired = false;
+    };
+
+    // Replaces any live wait (expires_at cancels it) by one until `until`.
+    static void wait(const std::shared_ptr<state>& s, clock::time_point until) {
+        s->waiting_until = until;
+        s->timer.expires_at(until);
+        // A weak reference: the connection's destruction ends the watch (the handler then
+        // finds nothing to do).
+        s->timer.async_wait(
+            [weak = std::weak_ptr<state>(s), generation = ++s->generation](const error_code& ec) {
+                const auto s = weak.lock();
+                if (!s || ec || generation != s->generation)
+                    return; // cancelled, or replaced by a later wait
+                s->waiting_until = clock::time_point::max();
+                if (s->deadline == clock::time_point::max())
+                    return;
+                if (clock::now() < s->deadline) {
+                    wait(s, s->deadline);
+                    return;
+                }
+                s->expired = true;
+                s->on_expiry();
+            });
+    }
+
+    std::shared_ptr<state> state_;
+};
 
 template <class Stream>
 class stream_connection final : public connection {
 public:
     template <class... Args>
-    explicit stream_connection(Args&&... args)
-        : stream_(std::forward<Args>(args)...) {
-        // Beast reads at most the buffer's free capacity (512 bytes at first) and the parser
-        // drains it as it goes, so a small buffer never grows: a 1 KiB response took three
-        // reads and three reactor round trips. With room for a typical response it is one.
+    explicit stream_connection(asio::any_io_executor ex, Args&&... args)
+        : stream_(ex, std::forward<Args>(args)...)
+        , watchdog_(ex, [this] {
+            // Closing fails the pending operation at once; the exchange reports a timeout.
+            error_code ignored;
+            beast::get_lowest_layer(stream_).close(ignored);
+        }) {
+        // Room for a typical response: read in one recvmsg, not 512 bytes at a time.
         buffer_.reserve(initial_read_capacity);
     }
 
     Stream& stream() { return stream_; }
 
+    /// Bounds what follows (connect, handshake, an exchange) by `deadline`.
+    void bound_by(clock::time_point deadline) { watchdog_.arm(deadline); }
+    void unbound() { watchdog_.disarm(); }
+    /// The error to report for `ec`: a timeout when the deadline closed the socket.
+    error_code outcome(error_code ec) const {
+        if (ec && watchdog_.expired())
+            return beast::error::timeout;
+        return ec;
+    }
+
     asio::awaitable<error_code> exchange(const request& req, response& res, clock::duration timeout,
                                          std::size_t body_limit) override {
         // Invalid until proven otherwise: a cancelled exchange leaves it unusable.
         reusable_ = false;
-        auto& lowest = beast::get_lowest_layer(stream_);
-        lowest.expires_after(timeout);
+        bound_by(clock::now() + timeout);
         head_.clear();
         append_request_head(head_, req);
         const std::array<asio::const_buffer, 2> message{asio::buffer(head_),
                                                         asio::buffer(req.body)};
-        auto [wec, wn] = co_await asio::async_write(stream_, message, tuple_awaitable);
+        auto [wec, wn] = co_await asio::async_write(stream_, message, await_token<Stream>());
         if (wec)
-            co_return wec;
+            co_return outcome(wec);
         response_parser parser{res, body_limit};
-        auto [rec, rn] = co_await bhttp::async_read(stream_, buffer_, parser, tuple_awaitable);
-        if (rec == asio::ssl::error::stream_truncated) {
-            // TLS peer closed the TCP connection without close_notify: to HTTP that is the
-            // end of the stream (a stale keep-alive connection, or a truncated response).
-            // Never a success: a message delimited by EOF is not accepted this way.
-            rec = parser.got_some() ? bhttp::error::partial_message : bhttp::error::end_of_stream;
-        }
-        if (rec)
-            co_return rec;
-        lowest.expires_never();
+        if (auto rec = co_await read_response(parser))
+            co_return outcome(rec);
+        unbound();
         reusable_ = parser.keep_alive() && !parser.need_eof();
         co_return error_code{};
     }
 
 private:
+    // What beast::http::async_read does, without its three layers of composed operations
+    // per read: parse what the buffer holds, read more while the parser needs more.
+    asio::awaitable<error_code> read_response(response_parser& parser) {
+        for (;;) {
+            if (buffer_.size() != 0) {
+                error_code ec;
+                const std::size_t used = parser.put(buffer_.data(), ec);
+                buffer_.consume(used);
+                if (ec && ec != bhttp::error::need_more)
+                    co_return ec;
+                if (parser.is_done())
+                    co_return error_code{};
+                if (!ec && used != 0)
+                    continue; // the header is done; the body may be in the buffer already
+            }
+            const std::size_t room = beast::read_size(buffer_, max_read_size);
+            if (room == 0)
+                co_return bhttp::error::buffer_overflow;
+            auto [ec, n] =
+                co_await stream_.async_read_some(buffer_.prepare(room), await_token<Stream>());
+            buffer_.commit(n);
+            if (ec == asio::error::eof) {
+                if (!parser.got_some())
+                    co_return bhttp::error::end_of_stream;
+                // A response delimited by the end of the stream.
+                error_code eof_ec;
+                parser.put_eof(eof_ec);
+                co_return eof_ec;
+            }
+            if (ec == asio::ssl::error::stream_truncated) {
+                // TLS peer closed the TCP connection without close_notify: to HTTP that is
+                // the end of the stream (a stale keep-alive connection, or a truncated
+                // response). Never a success: a message delimited by EOF is not accepted
+                // this way.
+                co_return parser.got_some() ? bhttp::error::partial_message
+                                            : bhttp::error::end_of_stream;
+            }
+            if (ec)
+                co_return ec;
+        }
+    }
+
     Stream stream_;
+    watchdog watchdog_;
     beast::flat_buffer buffer_; // must outlive reads on a keep-alive connection
     std::string head_;          // the request head being written (see append_request_head)
 };
@@ -137,28 +284,25 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const tls_config& tls) {
 
 namespace {
 
-// Connects a TCP socket to host:port (IP literals skip the resolver).
-asio::awaitable<error_code> connect_tcp(beast::tcp_stream& s, const client_config& cfg,
-                                        clock::duration timeout) {
-    s.expires_after(timeout);
+// Connects a TCP socket to host:port (IP literals skip the resolver). The caller bounds
+// the connect in time.
+asio::awaitable<error_code> connect_tcp(tcp::socket& s, const client_config& cfg) {
     error_code ec;
     auto ip = asio::ip::make_address(cfg.host, ec);
     if (!ec) {
-        auto [cec] = co_await s.async_connect(tcp::endpoint{ip, cfg.port}, tuple_awaitable);
-        s.expires_never();
+        auto [cec] = co_await s.async_connect(tcp::endpoint{ip, cfg.port}, deferred_tuple);
         if (!cec)
-            s.socket().set_option(tcp::no_delay(true), ec);
+            s.set_option(tcp::no_delay(true), ec);
         co_return cec;
     }
     tcp::resolver resolver{s.get_executor()};
     auto [rec, results] =
-        co_await resolver.async_resolve(cfg.host, std::to_string(cfg.port), tuple_awaitable);
+        co_await resolver.async_resolve(cfg.host, std::to_string(cfg.port), deferred_tuple);
     if (rec)
         co_return rec;
-    auto [cec, ep] = co_await s.async_connect(results, tuple_awaitable);
-    s.expires_never();
+    auto [cec, ep] = co_await asio::async_connect(s, results, deferred_tuple);
     if (!cec)
-        s.socket().set_option(tcp::no_delay(true), ec);
+        s.set_option(tcp::no_delay(true), ec);
     co_return cec;
 }
 
@@ -168,26 +312,30 @@ asio::awaitable<std::pair<error_code, std::unique_ptr<connection>>>
 open_connection(asio::any_io_executor ex, const client_config& cfg,
                 std::shared_ptr<asio::ssl::context> tls, clock::duration timeout) {
     using result = std::pair<error_code, std::unique_ptr<connection>>;
+    const auto deadline = clock::now() + timeout;
     if (cfg.kind == client_config::transport::unix_socket) {
-        auto c = std::make_unique<stream_connection<unix_stream>>(ex);
-        c->stream().expires_after(timeout);
+        auto c = std::make_unique<stream_connection<unix_socket>>(ex);
+        c->bound_by(deadline);
         auto [ec] = co_await c->stream().async_connect(
-            asio::local::stream_protocol::endpoint{cfg.unix_path}, tuple_awaitable);
-        c->stream().expires_never();
+            asio::local::stream_protocol::endpoint{cfg.unix_path}, deferred_tuple);
+        c->unbound();
         if (ec)
-            co_return result{ec, nullptr};
+            co_return result{c->outcome(ec), nullptr};
         co_return result{error_code{}, std::move(c)};
     }
     if (!cfg.tls.enabled) {
-        auto c = std::make_unique<stream_connection<beast::tcp_stream>>(ex);
-        if (auto ec = co_await connect_tcp(c->stream(), cfg, timeout))
-            co_return result{ec, nullptr};
+        auto c = std::make_unique<stream_connection<tcp::socket>>(ex);
+        c->bound_by(deadline);
+        const auto ec = co_await connect_tcp(c->stream(), cfg);
+        c->unbound();
+        if (ec)
+            co_return result{c->outcome(ec), nullptr};
         co_return result{error_code{}, std::move(c)};
     }
     auto c = std::make_unique<stream_connection<tls_stream>>(ex, *tls);
-    const auto deadline = clock::now() + timeout;
-    if (auto ec = co_await connect_tcp(beast::get_lowest_layer(c->stream()), cfg, timeout))
-        co_return result{ec, nullptr};
+    c->bound_by(deadline); // the connect and the handshake together
+    if (auto ec = co_await connect_tcp(beast::get_lowest_layer(c->stream()), cfg))
+        co_return result{c->outcome(ec), nullptr};
     const std::string& name = cfg.tls.server_name.empty() ? cfg.host : cfg.tls.server_name;
     error_code not_ip;
     asio::ip::make_address(name, not_ip);
@@ -198,12 +346,11 @@ open_connection(asio::any_io_executor ex, const client_config& cfg,
             nullptr};
     if (cfg.tls.verify)
         c->stream().set_verify_callback(asio::ssl::host_name_verification(name));
-    beast::get_lowest_layer(c->stream()).expires_at(deadline);
-    auto [hec] =
-        co_await c->stream().async_handshake(asio::ssl::stream_base::client, tuple_awaitable);
-    beast::get_lowest_layer(c->stream()).expires_never();
+    auto [hec] = co_await c->stream().async_handshake(asio::ssl::stream_base::client,
+                                                      asio::as_tuple(asio::use_awaitable));
+    c->unbound();
     if (hec)
-        co_return result{hec, nullptr};
+        co_return result{c->outcome(hec), nullptr};
     co_return result{error_code{}, std::move(c)};
 }
 

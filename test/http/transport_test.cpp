@@ -340,6 +340,72 @@ TEST_CASE("a server that never answers times out with errc::timeout", "[http]") 
     CHECK(std::chrono::steady_clock::now() - start >= 150ms);
 }
 
+// A connection's timer stays on the expiry of an earlier exchange; these check that each
+// exchange still gets its own deadline, neither later nor earlier.
+TEST_CASE("a request that hangs after answered ones on its connection times out on time",
+          "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.sequence < 3)
+                                   return ok_entry(r);
+                               scripted_reply hang;
+                               hang.hang = true;
+                               return hang;
+                           }};
+    auto cfg = config_for(server);
+    cfg.request_timeout = 300ms;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+        for (int i = 0; i < 3; ++i) {
+            auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
+            if (ec)
+                co_return std::pair{ec, std::chrono::nanoseconds{}};
+        }
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    auto [ec, took] = run(ioc, scenario());
+    CHECK(ec == errc::timeout);
+    CHECK(took >= 250ms);
+    CHECK(took < 2s);
+    CHECK(server.connections() == 1);
+}
+
+TEST_CASE("a short request after a long blocking read on its connection keeps its own timeout",
+          "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, [](const received_request& r) {
+                               if (r.sequence == 0) {
+                                   auto reply = ok_entry(r); // the blocking read
+                                   reply.delay = 50ms;
+                                   return reply;
+                               }
+                               scripted_reply hang;
+                               hang.hang = true;
+                               return hang;
+                           }};
+    auto cfg = config_for(server);
+    cfg.request_timeout = 300ms;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+        // Bounded by 300 ms + 10 s + jitter: the connection's timer waits for that.
+        // (The connect before it, bounded by connect_timeout, set the timer first.)
+        auto [bec, br] =
+            co_await c.async_kv_get("k", query_options{}.with_index(5).with_wait(10s), tuple_token);
+        if (bec)
+            co_return std::pair{bec, std::chrono::nanoseconds{}};
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    auto [ec, took] = run(ioc, scenario());
+    CHECK(ec == errc::timeout);
+    CHECK(took >= 250ms);
+    CHECK(took < 2s);
+    CHECK(server.connections() == 1);
+}
+
 TEST_CASE("a blocking read gets wait plus jitter plus the request timeout", "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, [](const received_request& r) {
