@@ -1000,14 +1000,16 @@ void indent_writer::number(std::uint64_t n) {
     before_value();
     char buf[24];
     const auto res = std::to_chars(buf, buf + sizeof buf, n);
-    out_.append(buf, res.ptr);
+    // (pointer, length): the iterator-pair append goes through the general replace.
+    out_.append(buf, std::size_t(res.ptr - buf));
 }
 
 void indent_writer::number(std::int64_t n) {
     before_value();
     char buf[24];
     const auto res = std::to_chars(buf, buf + sizeof buf, n);
-    out_.append(buf, res.ptr);
+    // (pointer, length): the iterator-pair append goes through the general replace.
+    out_.append(buf, std::size_t(res.ptr - buf));
 }
 
 void indent_writer::boolean(bool b) {

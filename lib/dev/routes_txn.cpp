@@ -3,6 +3,7 @@
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
+#include "dev/txn_fast_decode.hpp"
 
 namespace conclave::dev::detail {
 
@@ -12,12 +13,6 @@ namespace {
 
 constexpr std::size_t max_txn_ops = 64;
 constexpr std::int64_t txn_max_req_len = 524288;
-
-struct decoded_op {
-    bool present = false; ///< KV, Node, Service or Check was set
-    txn_op_in op;
-    std::string verb_of_other;
-};
 
 class first_error {
 public:
@@ -110,7 +105,8 @@ void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
     }
 }
 
-// json.Decoder.Decode into api.TxnOps ([]*api.TxnOp). Returns the decode error text.
+} // namespace
+
 std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& has_nil) {
     if (root.is_null())
         return {};
@@ -172,8 +168,6 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
     }
     return errs.get();
 }
-
-} // namespace
 
 std::string txn_body(const txn_outcome& o, bool read_only) {
     std::string out;
@@ -237,13 +231,18 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
     if (req.content_length > max_len || std::int64_t(req.body.size()) > max_len)
         return too_large();
 
-    auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Failed to parse body: " + parsed.error);
+    // The usual shape of body first; anything else the way Go reads it, with Go's errors.
     std::vector<decoded_op> decoded;
     bool has_nil = false;
-    if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
-        return text_response(400, "Failed to parse body: " + err);
+    if (auto fast = txn_fast_decode(req.body)) {
+        decoded = std::move(*fast);
+    } else {
+        auto parsed = gojson::decode_first(req.body);
+        if (!parsed.v)
+            return text_response(400, "Failed to parse body: " + parsed.error);
+        if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
+            return text_response(400, "Failed to parse body: " + err);
+    }
     if (decoded.size() > max_txn_ops)
         return text_response(413, "Transaction contains too many operations (" +
                                       std::to_string(decoded.size()) + " > " +

@@ -31,23 +31,49 @@ const std::string& tree_key(std::string_view key) {
 } // namespace
 
 kv_op kv_op_from_verb(std::string_view verb) {
-    static const std::pair<std::string_view, kv_op> names[] = {
-        {"set", kv_op::set},
-        {"cas", kv_op::cas},
-        {"lock", kv_op::lock},
-        {"unlock", kv_op::unlock},
-        {"delete", kv_op::del},
-        {"delete-cas", kv_op::delete_cas},
-        {"delete-tree", kv_op::delete_tree},
-        {"get", kv_op::get},
-        {"get-tree", kv_op::get_tree},
-        {"check-session", kv_op::check_session},
-        {"check-index", kv_op::check_index},
-        {"check-not-exists", kv_op::check_not_exists},
-    };
-    for (const auto& [name, op] : names)
-        if (name == verb)
-            return op;
+    // By length first: every transaction operation is looked up several times.
+    switch (verb.size()) {
+    case 3:
+        if (verb == "set")
+            return kv_op::set;
+        if (verb == "cas")
+            return kv_op::cas;
+        if (verb == "get")
+            return kv_op::get;
+        break;
+    case 4:
+        if (verb == "lock")
+            return kv_op::lock;
+        break;
+    case 6:
+        if (verb == "unlock")
+            return kv_op::unlock;
+        if (verb == "delete")
+            return kv_op::del;
+        break;
+    case 8:
+        if (verb == "get-tree")
+            return kv_op::get_tree;
+        break;
+    case 10:
+        if (verb == "delete-cas")
+            return kv_op::delete_cas;
+        break;
+    case 11:
+        if (verb == "delete-tree")
+            return kv_op::delete_tree;
+        if (verb == "check-index")
+            return kv_op::check_index;
+        break;
+    case 13:
+        if (verb == "check-session")
+            return kv_op::check_session;
+        break;
+    case 16:
+        if (verb == "check-not-exists")
+            return kv_op::check_not_exists;
+        break;
+    }
     return kv_op::unknown;
 }
 

@@ -125,6 +125,27 @@ TEST_CASE("agent: strconv, base64 and UUID error texts", "[unit][agent]") {
           "Input (without hyphens) must be even length");
     CHECK(memdb_uuid(std::string(36, 'x')).error ==
           "Invalid UUID: encoding/hex: invalid byte: U+0078 'x'");
+    // The bytes are the hex pairs of the text without its hyphens, wherever they are.
+    CHECK(*ok.bytes == "\x3e\xa9\xf9\xa8\xf4\xf0\xac\x60\x9d\xf0\x53\xc3\xb3\x2a\x6d\xef");
+    CHECK(memdb_uuid("3-EA9F9A8F4F0AC609DF053C3B32A6DE-F--").bytes == ok.bytes);
+    CHECK(memdb_uuid("3ea9f9a8f4f0ac609df053c3b32a6def0123").bytes->size() == 18);
+    CHECK(memdb_uuid("-----0000000000000000000000000000000").error ==
+          "UUID should have maximum of 4 \"-\"; got 5");
+    CHECK(memdb_uuid("0123456789abcdef0123456789abcdef0123").bytes);
+    // The first bad byte of the text, after the hyphen and length checks.
+    CHECK(memdb_uuid("3ea9f9a8-f4f0-ac60-9df0-53c3b32a6dez").error ==
+          "Invalid UUID: encoding/hex: invalid byte: U+007A 'z'");
+    CHECK(memdb_uuid("3ea9f9a8-f4f0-ac60-9df0-53c3b32a\x01\x02"
+                     "ef")
+              .error == "Invalid UUID: encoding/hex: invalid byte: U+0001");
+    CHECK(memdb_uuid("g-a9f9a8-f4f0-ac60-9df0-53c3b32a6de-").error ==
+          "UUID should have maximum of 4 \"-\"; got 6");
+    CHECK(memdb_uuid("g1234567890123456789012345678901234-").error ==
+          "Input (without hyphens) must be even length");
+    CHECK(memdb_uuid("g3ea9f9a8-f4f0-ac60-9df0-53c3b32a6de").error ==
+          "Invalid UUID: encoding/hex: invalid byte: U+0067 'g'");
+    CHECK(memdb_uuid("3ea9f9a8-f4f0-ac60-9df0-53c3b32a6d\xffg").error ==
+          "Invalid UUID: encoding/hex: invalid byte: U+00FF '\xc3\xbf'");
 }
 
 TEST_CASE("agent: query strings, paths and content sniffing follow net/url and net/http",

@@ -242,6 +242,36 @@ TEST_CASE("agent: transactions are all or nothing and report every failing op", 
     CHECK(f.s.txn(unknown, true, f.now).errors.at(0).second == "unknown KV verb \"get-or-empty\"");
 }
 
+TEST_CASE("agent: api.KVOp names, exactly as Consul spells them", "[unit][agent]") {
+    const std::pair<const char*, kv_op> names[] = {
+        {"set", kv_op::set},
+        {"cas", kv_op::cas},
+        {"lock", kv_op::lock},
+        {"unlock", kv_op::unlock},
+        {"delete", kv_op::del},
+        {"delete-cas", kv_op::delete_cas},
+        {"delete-tree", kv_op::delete_tree},
+        {"get", kv_op::get},
+        {"get-tree", kv_op::get_tree},
+        {"check-session", kv_op::check_session},
+        {"check-index", kv_op::check_index},
+        {"check-not-exists", kv_op::check_not_exists},
+    };
+    for (const auto& [name, op] : names) {
+        const std::string n = name;
+        INFO(n);
+        CHECK(kv_op_from_verb(n) == op);
+        CHECK(kv_op_from_verb(n + " ") == kv_op::unknown);
+        CHECK(kv_op_from_verb(n.substr(1)) == kv_op::unknown);
+        CHECK(kv_op_from_verb(n.substr(0, n.size() - 1)) == kv_op::unknown);
+        std::string upper = n;
+        upper[0] = char(upper[0] - 'a' + 'A');
+        CHECK(kv_op_from_verb(upper) == kv_op::unknown);
+    }
+    for (const char* other : {"", "get-or-empty", "delete-cat", "check-indey", "gets", "lockk"})
+        CHECK(kv_op_from_verb(other) == kv_op::unknown);
+}
+
 TEST_CASE("agent: tombstones keep list indexes until reaped", "[unit][agent]") {
     fixture f;
     for (const char* k : {"p/bar", "p/baz", "p/foo", "p/moo"})
