@@ -130,7 +130,9 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
             call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
         timeout += wait + wait / 16; // Consul adds up to wait/16 of jitter
     }
-    const auto deadline = http::clock::now() + timeout;
+    auto deadline = http::clock::now() + timeout;
+    if (call.deadline && *call.deadline < deadline)
+        deadline = *call.deadline;
 
     http::lane::ticket lane_place; // held until this call returns
     if (call.blocking) {

@@ -30,6 +30,8 @@ struct api_call {
     bool blocking = false;             ///< a blocking read (index > 0)
     std::chrono::milliseconds wait{0}; ///< its wait (0: Consul's default)
     diagnostics* diag = nullptr;
+    /// Ends the call with errc::timeout, when earlier than the request timeout.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 
     void flag(std::string name) { params.emplace_back(std::move(name), std::nullopt); }
     void param(std::string name, std::string value) {

@@ -4,6 +4,7 @@
 #include "codec/txn_body.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
+#include "consul/txn_call.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -13,6 +14,7 @@ namespace conclave {
 namespace bhttp = boost::beast::http;
 namespace json = boost::json;
 using detail::api_call;
+using clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -20,8 +22,10 @@ template <class T>
 using op_result = std::pair<error_code, T>;
 
 asio::awaitable<op_result<txn_result>> txn(std::shared_ptr<detail::client_impl> c,
-                                           std::vector<txn_op> ops, txn_options o) {
+                                           std::vector<txn_op> ops, txn_options o,
+                                           std::optional<clock::time_point> deadline = {}) {
     api_call call;
+    call.deadline = deadline;
     call.method = bhttp::verb::put;
     call.path = "/v1/txn";
     call.body = codec::txn_body(ops);
@@ -93,6 +97,21 @@ asio::awaitable<op_result<agent_info>> agent_self(std::shared_ptr<detail::client
 }
 
 } // namespace
+
+namespace detail {
+
+asio::awaitable<std::pair<error_code, txn_result>>
+txn_call(const client& c, std::vector<txn_op> ops, std::optional<clock::time_point> deadline) {
+    try {
+        co_return co_await txn(client_access::impl(c).shared_from_this(), std::move(ops),
+                               txn_options{}, deadline);
+    } catch (...) {
+        // Cancellation surfaces as a thrown operation_aborted at the next co_await.
+        co_return op_result<txn_result>{error_from_exception(std::current_exception()), {}};
+    }
+}
+
+} // namespace detail
 
 void client::txn_impl(std::vector<txn_op> ops, txn_options o, handler<txn_result> h) {
     detail::spawn_op(impl_->executor, txn(impl_, std::move(ops), std::move(o)), std::move(h));

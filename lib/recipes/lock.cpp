@@ -1,6 +1,7 @@
 // lock: the acquire loop (txn acquire + read-back, waits on the key, lock-delay backoff),
 // try-acquire with one budget, and destroy.
 #include "consul/spawn.hpp"
+#include "consul/txn_call.hpp"
 #include "recipes/acquire_policy.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/lock_release.hpp"
@@ -63,8 +64,7 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
     // the key writes it (see release_lease).
     ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
     ops.push_back(txn_op::get(me.contender_key));
-    auto op = hub.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    auto [ec, t] = co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+    auto [ec, t] = co_await detail::txn_call(hub.consul, std::move(ops), deadline);
     if (ec)
         co_return ec;
     if (!t.committed || t.results.empty()) {
@@ -92,8 +92,7 @@ asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, const detail::hub_w
     if (!has_lease)
         ops.push_back(txn_op::check_index(me.contender_key, me.contender_index));
     ops.push_back(txn_op::remove(me.contender_key));
-    auto del = l->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    auto [dec, t] = co_await detail::with_deadline<txn_result>(std::move(del), until);
+    auto [dec, t] = co_await detail::txn_call(l->consul, std::move(ops), until);
     if (has_lease || (!dec && t.committed))
         co_return;
     auto get = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
@@ -206,11 +205,10 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
         ops.push_back(txn_op::remove(me.contender_key));
     ops.push_back(txn_op::get(l.key));
     attempt_scope attempt{*l.hub};
-    auto op = l.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
     // The one attempt a spent budget still allows gets a little time.
     if (deadline)
         deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-    co_return co_await detail::with_optional_deadline<txn_result>(std::move(op), deadline);
+    co_return co_await detail::txn_call(l.consul, std::move(ops), deadline);
 }
 
 // Whether the waiter still has a contender key to delete when its acquire ends (a lease

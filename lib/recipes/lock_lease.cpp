@@ -1,6 +1,6 @@
 // lock_lease: the lost signal (key watch, session loss, local deadline) and release.
 #include "consul/spawn.hpp"
-#include "recipes/deadline.hpp"
+#include "consul/txn_call.hpp"
 #include "recipes/lock_release.hpp"
 #include "recipes/lock_state.hpp"
 
@@ -20,8 +20,7 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<l
     if (L->lost || L->released)
         co_return result{make_error_code(errc::lock_lost), txn_result{}};
     ops.insert(ops.begin(), txn_op::check_session(L->token.key, L->token.session));
-    auto [ec, t] = co_await L->lock->consul.async_txn(std::move(ops), txn_options{},
-                                                      asio::as_tuple(asio::use_awaitable));
+    auto [ec, t] = co_await detail::txn_call(L->lock->consul, std::move(ops));
     if (ec)
         co_return result{ec, txn_result{}};
     if (!t.committed) {

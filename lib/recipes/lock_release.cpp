@@ -1,9 +1,8 @@
 // Releasing a lock key, with the direct handoff to the next local waiter.
-#include "recipes/deadline.hpp"
+#include "consul/txn_call.hpp"
 #include "recipes/lock_release.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
 
 #include <algorithm>
 
@@ -16,8 +15,7 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
                                   std::string value, std::chrono::milliseconds timeout) {
     std::vector<txn_op> ops{
         txn_op::unlock(hub->key, std::move(session), std::move(value), lock_flag_value)};
-    auto op = hub->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    auto [ec, t] = co_await with_deadline<txn_result>(std::move(op), clock::now() + timeout);
+    auto [ec, t] = co_await txn_call(hub->consul, std::move(ops), clock::now() + timeout);
     if (!ec && t.committed && !t.results.empty())
         hub->saw_write(t.results.front());
     else
@@ -100,9 +98,8 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         next->state = phase::handing;
         hub->attempt_in_flight = true;
     }
-    auto op = lock.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-    auto [ec, t] = co_await with_deadline<txn_result>(
-        std::move(op), clock::now() + lock.consul.config().request_timeout);
+    auto [ec, t] = co_await txn_call(lock.consul, std::move(ops),
+                                     clock::now() + lock.consul.config().request_timeout);
     if (next) {
         hub->attempt_in_flight = false;
         hub->poke();

@@ -2,6 +2,7 @@
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
 #include "consul/spawn.hpp"
+#include "consul/txn_call.hpp"
 #include "recipes/acquire_policy.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/semaphore_handoff.hpp"
@@ -206,13 +207,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 handoff_batch batch{sem->hub, std::move(members), sem->limit,
                                     sem->opts.cleanup_timeout};
                 maybe_holder = true;
-                auto op = sem->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
                 auto attempt_deadline = deadline;
                 if (deadline)
                     attempt_deadline =
                         std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-                outcome = co_await detail::with_optional_deadline<txn_result>(std::move(op),
-                                                                              attempt_deadline);
+                outcome = co_await detail::txn_call(sem->consul, std::move(ops), attempt_deadline);
                 auto& [tec, t] = outcome;
                 if (!tec && t.committed && !t.results.empty())
                     batch.granted(t.results.back().modify_index);

@@ -1,4 +1,5 @@
 // Adding local waiters to the holders in someone else's transaction, and leaving them.
+#include "consul/txn_call.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/semaphore_handoff.hpp"
 #include "recipes/semaphore_state.hpp"
@@ -28,8 +29,7 @@ asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_hub> hub, st
             co_return error_code{};
         std::vector<txn_op> ops{txn_op::cas(hub->lock_key, record->encode(), r.entry->modify_index,
                                             semaphore_flag_value)};
-        auto top = hub->consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-        auto [tec, t] = co_await with_deadline<txn_result>(std::move(top), deadline);
+        auto [tec, t] = co_await txn_call(hub->consul, std::move(ops), deadline);
         if (tec)
             co_return tec;
         if (t.committed)

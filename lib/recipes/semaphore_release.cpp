@@ -1,4 +1,5 @@
 // Releasing a permit, with the direct handoff to the next local waiter.
+#include "consul/txn_call.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/semaphore_handoff.hpp"
 #include "recipes/semaphore_release.hpp"
@@ -87,8 +88,7 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         std::pair<error_code, txn_result> outcome;
         {
             handoff_batch batch{hub, std::move(next), sem.limit, sem.opts.cleanup_timeout};
-            auto op = sem.consul.async_txn(std::move(ops), txn_options{}, asio::deferred);
-            outcome = co_await with_deadline<txn_result>(std::move(op), until);
+            outcome = co_await txn_call(sem.consul, std::move(ops), until);
             auto& [tec, t] = outcome;
             if (!tec && t.committed && listed && !t.results.empty())
                 batch.granted(t.results.back().modify_index);

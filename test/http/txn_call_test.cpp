@@ -1,0 +1,79 @@
+// detail::txn_call, the recipes' way to send a transaction: its deadline and cancellation.
+#include "consul/txn_call.hpp"
+#include "scripted_server.hpp"
+#include "support/cancel_after.hpp"
+#include "support/run.hpp"
+
+#include <conclave/client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+scripted_reply hang(const received_request&) {
+    scripted_reply r;
+    r.hang = true;
+    return r;
+}
+
+std::vector<txn_op> one_get() {
+    return {txn_op::get("k")};
+}
+
+} // namespace
+
+TEST_CASE("txn_call: a deadline before the request timeout ends the request with errc::timeout",
+          "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = 20s;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, t] = co_await detail::txn_call(c, one_get(), start + 200ms);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    auto [ec, took] = run(ioc, scenario());
+    CHECK(ec == errc::timeout);
+    CHECK(took >= 150ms);
+    CHECK(took < 5s);
+}
+
+TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not a throw",
+          "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = 20s;
+    client c{ioc.get_executor(), cfg};
+    cancel_after cancel{ioc.get_executor(), 100ms};
+    std::optional<error_code> outcome;
+    bool threw = false;
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<error_code> {
+            auto [ec, t] = co_await detail::txn_call(c, one_get());
+            co_return ec;
+        },
+        cancel.bind([&](std::exception_ptr e, error_code ec) {
+            threw = e != nullptr;
+            outcome = ec;
+        }));
+    ioc.run_for(10s);
+    cancel.disarm();
+    REQUIRE(outcome);
+    CHECK_FALSE(threw);
+    CHECK(*outcome == asio::error::operation_aborted);
+}
