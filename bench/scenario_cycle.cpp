@@ -3,6 +3,7 @@
 // The uncontended cost of the lock: requests per cycle and rate against the raw GET.
 #include "scenarios.hpp"
 #include "stats.hpp"
+#include "sync_floor.hpp"
 
 #include <conclave/session.hpp>
 
@@ -34,6 +35,7 @@ struct cycle_run {
     std::int64_t cpu0 = 0, cpu1 = 0;
     client_stats c0, c1;
     std::optional<agent_counters> a0, a1;
+    std::optional<sync_floor> floor;
 };
 
 asio::awaitable<void> cycle_loop(harness& h, client c, session s, std::string key, cycle_run& run) {
@@ -81,7 +83,11 @@ asio::awaitable<void> cycle_main(harness& h, client c, cycle_run& run) {
     s.async_run(asio::detached);
     const std::string key = h.fresh_prefix("cycle") + "/lock";
     co_await cycle_loop(h, c, s, key, run);
+    if (h.target.kind() != "embedded") // (it blocks this thread: the agent must be elsewhere)
+        run.floor = measure_sync_floor(c.config(), key + "-floor", s.id(),
+                                       std::max(0.5, h.opt.duration_s / 3));
     co_await s.async_destroy(use_tuple);
+    co_await c.async_kv_delete(key + "-floor", kv_delete_options{}, use_tuple);
     co_await c.async_kv_delete(key, kv_delete_options{}, use_tuple);
 }
 
@@ -131,6 +137,13 @@ void scenario_cycle(harness& h) {
         r.set("acquire_attempts_per_handoff",
               std::max(0.0, double(d.kv_writes()) - double(sum.count)) / n);
         met = met && req <= 4.0;
+    }
+    if (run.floor) {
+        // The same cycle by the cheapest synchronous client (bench/sync_floor.hpp): the
+        // kernel's share, which no client avoids.
+        r.set("floor_cpu_us_per_op", run.floor->cpu_us_per_cycle);
+        r.set("floor_ops_per_s", run.floor->cycles_per_s);
+        r.set("cpu_vs_floor", double(run.cpu1 - run.cpu0) / n / run.floor->cpu_us_per_cycle);
     }
     r.set("leases_lost", double(run.lost));
     r.set("target", std::string("requests<=4, rate>=0.45 x rtt rate"));

@@ -1,0 +1,134 @@
+#include "sync_floor.hpp"
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string_view>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace conclave::bench {
+
+namespace {
+
+double thread_cpu_us() {
+    rusage ru{};
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+std::string txn_request(const std::string& host, const std::string& body) {
+    return "PUT /v1/txn HTTP/1.1\r\nHost: " + host +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n\r\n" + body;
+}
+
+class blocking_connection {
+public:
+    explicit blocking_connection(int fd)
+        : fd_(fd) {}
+    ~blocking_connection() {
+        if (fd_ >= 0)
+            ::close(fd_);
+    }
+    blocking_connection(const blocking_connection&) = delete;
+    blocking_connection& operator=(const blocking_connection&) = delete;
+
+    // Sends `request` and reads one response; true on a 200.
+    bool round_trip(const std::string& request) {
+        if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(request.size()))
+            return false;
+        std::size_t got = 0;
+        for (;;) {
+            const ssize_t n = ::recv(fd_, buf_ + got, sizeof buf_ - got, 0);
+            if (n <= 0)
+                return false;
+            got += std::size_t(n);
+            const std::string_view in{buf_, got};
+            const auto head_end = in.find("\r\n\r\n");
+            if (head_end == std::string_view::npos)
+                continue;
+            std::size_t length = 0;
+            if (const auto at = in.substr(0, head_end).find("Content-Length: ");
+                at != std::string_view::npos)
+                length = std::strtoul(buf_ + at + 16, nullptr, 10);
+            if (got < head_end + 4 + length)
+                continue;
+            return in.substr(0, 12) == "HTTP/1.1 200";
+        }
+    }
+
+private:
+    int fd_;
+    char buf_[16384];
+};
+
+int connect_to(const client_config& cfg) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(cfg.host.c_str(), std::to_string(cfg.port).c_str(), &hints, &found) != 0)
+        return -1;
+    int fd = -1;
+    for (auto* a = found; a && fd < 0; a = a->ai_next) {
+        fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    ::freeaddrinfo(found);
+    if (fd >= 0) {
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return fd;
+}
+
+} // namespace
+
+std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std::string& key,
+                                             const std::string& session, double seconds) {
+    if (cfg.kind != client_config::transport::tcp || cfg.tls.enabled)
+        return std::nullopt;
+    const int fd = connect_to(cfg);
+    if (fd < 0)
+        return std::nullopt;
+    blocking_connection conn{fd};
+    const std::string host = cfg.host + ":" + std::to_string(cfg.port);
+    // The lock's transactions: lock + get (the fencing token), then unlock. (The lock adds
+    // a check-index op to its acquire; it changes nothing here.)
+    const std::string acquire =
+        txn_request(host, R"([{"KV":{"Verb":"lock","Key":")" + key +
+                              R"(","Value":"","Flags":3304740253564472344,"Session":")" + session +
+                              R"("}},{"KV":{"Verb":"get","Key":")" + key + R"("}}])");
+    const std::string release =
+        txn_request(host, R"([{"KV":{"Verb":"unlock","Key":")" + key +
+                              R"(","Flags":3304740253564472344,"Session":")" + session + R"("}}])");
+    const auto cycle = [&] { return conn.round_trip(acquire) && conn.round_trip(release); };
+    for (int i = 0; i < 200; ++i) // warm-up
+        if (!cycle())
+            return std::nullopt;
+    using clock = std::chrono::steady_clock;
+    const double cpu0 = thread_cpu_us();
+    const auto t0 = clock::now();
+    const auto until = t0 + std::chrono::duration<double>(seconds);
+    double n = 0;
+    while (clock::now() < until) {
+        if (!cycle())
+            return std::nullopt;
+        ++n;
+    }
+    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
+    return sync_floor{n, (thread_cpu_us() - cpu0) / n, n / secs};
+}
+
+} // namespace conclave::bench
