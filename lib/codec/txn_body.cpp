@@ -3,23 +3,52 @@
 #include "codec/txn_body.hpp"
 
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace conclave::codec {
 
 namespace {
 
+// Whether any of the 8 bytes in `w` must be escaped: below 0x20, '"' or '\'. (A byte
+// test without branches; "has a byte less than n" holds for n <= 128, and UTF-8 bytes,
+// all >= 0x80, never match.)
+bool any_needs_escape(std::uint64_t w) {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    const auto less_than = [](std::uint64_t v, std::uint64_t n) {
+        return (v - ones * n) & ~v & highs;
+    };
+    return (less_than(w, 0x20) | less_than(w ^ (ones * '"'), 1) |
+            less_than(w ^ (ones * '\\'), 1)) != 0;
+}
+
 // A JSON string as Boost.JSON writes it: '"' and '\' escaped, control characters as their
 // short escape or \u00xx (lowercase hex), every other byte (UTF-8 included) as it is.
+// Keys, session IDs and base64 values rarely need an escape: they are scanned 8 bytes at a
+// time (a byte-at-a-time loop cost ~12 instructions a byte, ~4 % of a lock cycle's client
+// instructions).
 void append_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';
     std::size_t plain = 0; // start of the run of bytes copied as they are
-    for (std::size_t i = 0; i < s.size(); ++i) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        if (i + 8 <= s.size()) {
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            if (!any_needs_escape(w)) {
+                i += 8;
+                continue;
+            }
+        }
         const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            ++i;
             continue;
+        }
         out.append(s.data() + plain, i - plain);
-        plain = i + 1;
+        plain = ++i;
         switch (c) {
         case '"':
             out += "\\\"";

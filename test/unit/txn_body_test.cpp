@@ -47,3 +47,19 @@ TEST_CASE("txn_body: the same bytes as serializing the JSON objects", "[codec][t
         CHECK(txn_body(ops) == via_json_tree(ops));
     }
 }
+
+TEST_CASE("txn_body: an escape anywhere in a long string, at every offset", "[codec][txn]") {
+    // Strings are scanned 8 bytes at a time: each special byte at each offset of words,
+    // and of the tail shorter than a word.
+    for (const char special : {'"', '\\', '\n', '\x01', '\x1f', '\x7f', '\x80', '\xff'}) {
+        for (std::size_t length : {1u, 7u, 8u, 9u, 16u, 23u}) {
+            for (std::size_t at = 0; at < length; ++at) {
+                std::string key(length, 'k');
+                key[at] = special;
+                const std::vector<txn_op> ops{txn_op::set(key, key, 0)};
+                INFO("length " << length << ", offset " << at << ", byte " << int(special));
+                CHECK(txn_body(ops) == via_json_tree(ops));
+            }
+        }
+    }
+}
