@@ -190,9 +190,13 @@ asio::awaitable<error_code> enter_line(detail::key_hub& hub, detail::hub_waiter&
     }
 }
 
-// One attempt at a free key: take it and read it back in one transaction. The check keeps
-// the transaction from overwriting a key that changed since we looked at it (for instance
-// a foreign key with other flags). In fair mode it also leaves the line.
+// One attempt at a free key: take it in one transaction, whose answer is the fencing token.
+// The check keeps the transaction from overwriting a key that changed since we looked at it
+// (for instance a foreign key with other flags). In fair mode it also leaves the line.
+//
+// The lock operation's own result is the key after the write (Consul answers a write with
+// the entry less its value), so no `get` follows it: on success the last result is the key
+// as we wrote it, with our value put back.
 asio::awaitable<std::pair<error_code, txn_result>>
 take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, deadline_t deadline) {
     std::vector<txn_op> ops;
@@ -203,12 +207,26 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
     ops.push_back(txn_op::lock(l.key, me.session->id, l.opts.value, lock_flag_value));
     if (!me.contender_key.empty())
         ops.push_back(txn_op::remove(me.contender_key));
-    ops.push_back(txn_op::get(l.key));
     attempt_scope attempt{*l.hub};
     // The one attempt a spent budget still allows gets a little time.
     if (deadline)
         deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-    co_return co_await detail::txn_call(l.consul, std::move(ops), deadline);
+    auto outcome = co_await detail::txn_call(l.consul, std::move(ops), deadline);
+    auto& results = outcome.second.results;
+    if (outcome.second.committed) {
+        // The check-index result (the key before) comes first; the lock's is the last one.
+        const auto mine = std::find_if(results.rbegin(), results.rend(),
+                                       [&](const kv_entry& e) { return e.key == l.key; });
+        if (mine == results.rend()) {
+            results.clear(); // the caller treats a committed txn without results as refused
+        } else {
+            kv_entry entry = std::move(*mine);
+            entry.value = l.opts.value;
+            results.clear();
+            results.push_back(std::move(entry));
+        }
+    }
+    co_return outcome;
 }
 
 // Whether the waiter still has a contender key to delete when its acquire ends (a lease
