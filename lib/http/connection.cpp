@@ -178,7 +178,9 @@ public:
         if (auto rec = co_await read_response(parser))
             co_return outcome(rec);
         unbound();
-        reusable_ = parser.keep_alive() && !parser.need_eof();
+        // A response read in full just as the deadline closed the socket is still a
+        // success, on a connection that is gone.
+        reusable_ = parser.keep_alive() && !parser.need_eof() && !watchdog_.expired();
         co_return error_code{};
     }
 
