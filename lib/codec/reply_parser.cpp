@@ -16,6 +16,7 @@
 //     field's verdict is settled when its object closes, not when the field is read.
 #include "codec/base64.hpp"
 #include "codec/reply_parser.hpp"
+#include "codec/reply_scan.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 
@@ -483,11 +484,19 @@ bool run(std::string_view body, Target& out, std::size_t piece) {
 
 } // namespace
 
-bool parse_kv_entries(std::string_view body, std::vector<kv_entry>& out, std::size_t piece) {
+bool parse_kv_entries(std::string_view body, std::vector<kv_entry>& out) {
+    return scan_kv_entries(body, out) || run(body, out, 0);
+}
+
+bool parse_txn_reply(std::string_view body, txn_result& out) {
+    return scan_txn_reply(body, out) || run(body, out, 0);
+}
+
+bool sax_kv_entries(std::string_view body, std::vector<kv_entry>& out, std::size_t piece) {
     return run(body, out, piece);
 }
 
-bool parse_txn_reply(std::string_view body, txn_result& out, std::size_t piece) {
+bool sax_txn_reply(std::string_view body, txn_result& out, std::size_t piece) {
     return run(body, out, piece);
 }
 

@@ -1,7 +1,9 @@
-// The SAX reply parsers (codec/reply_parser) against the DOM code they replaced: every body,
-// valid or not, must get the same verdict and, when accepted, the same structs.
+// The reply parsers (codec/reply_parser: the scanner of reply_scan, then the SAX parser)
+// against the DOM code they replaced: every body, valid or not, must get the same verdict
+// and, when accepted, the same structs, both from parse_* and from the SAX parser alone.
 #include "codec/json.hpp"
 #include "codec/reply_parser.hpp"
+#include "golden_replies.hpp"
 
 #include <conclave/types.hpp>
 
@@ -11,11 +13,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -88,10 +86,18 @@ constexpr std::size_t pieces[] = {0, 1, 2, 3, 7, 64, 1000};
 bool same_entries(const std::string& body) {
     std::vector<kv_entry> dom;
     const bool dom_ok = dom_entries(body, dom);
+    {
+        INFO("body: " << body);
+        std::vector<kv_entry> parsed;
+        const bool parsed_ok = parse_kv_entries(body, parsed);
+        CHECK(parsed_ok == dom_ok);
+        if (parsed_ok && dom_ok)
+            CHECK(parsed == dom);
+    }
     for (std::size_t piece : pieces) {
         INFO("body: " << body << "\npiece: " << piece);
         std::vector<kv_entry> sax;
-        const bool sax_ok = parse_kv_entries(body, sax, piece);
+        const bool sax_ok = sax_kv_entries(body, sax, piece);
         CHECK(sax_ok == dom_ok);
         if (sax_ok && dom_ok)
             CHECK(sax == dom);
@@ -99,22 +105,33 @@ bool same_entries(const std::string& body) {
     return dom_ok;
 }
 
+void check_same_txn(const txn_result& a, const txn_result& b) {
+    CHECK(a.results == b.results);
+    REQUIRE(a.errors.size() == b.errors.size());
+    for (std::size_t i = 0; i < b.errors.size(); ++i) {
+        CHECK(a.errors[i].op_index == b.errors[i].op_index);
+        CHECK(a.errors[i].what == b.errors[i].what);
+    }
+}
+
 bool same_txn(const std::string& body) {
     txn_result dom;
     const bool dom_ok = dom_txn(body, dom);
+    {
+        INFO("body: " << body);
+        txn_result parsed;
+        const bool parsed_ok = parse_txn_reply(body, parsed);
+        CHECK(parsed_ok == dom_ok);
+        if (parsed_ok && dom_ok)
+            check_same_txn(parsed, dom);
+    }
     for (std::size_t piece : pieces) {
         INFO("body: " << body << "\npiece: " << piece);
         txn_result sax;
-        const bool sax_ok = parse_txn_reply(body, sax, piece);
+        const bool sax_ok = sax_txn_reply(body, sax, piece);
         CHECK(sax_ok == dom_ok);
-        if (sax_ok && dom_ok) {
-            CHECK(sax.results == dom.results);
-            REQUIRE(sax.errors.size() == dom.errors.size());
-            for (std::size_t i = 0; i < dom.errors.size(); ++i) {
-                CHECK(sax.errors[i].op_index == dom.errors[i].op_index);
-                CHECK(sax.errors[i].what == dom.errors[i].what);
-            }
-        }
+        if (sax_ok && dom_ok)
+            check_same_txn(sax, dom);
     }
     return dom_ok;
 }
@@ -221,58 +238,10 @@ void cut_and_extend(const std::string& body, const std::function<void(const std:
         check(body + tail);
 }
 
-// The KV lists and txn answers of the golden transcripts (real Consul 1.8 answers), with
-// their normalised indexes ("i1") turned back into numbers.
-struct golden_bodies {
-    std::vector<json::value> kv_lists;
-    std::vector<json::value> txns;
-};
-
-void denormalise(json::value& v) {
-    static const std::regex index_placeholder("i([0-9]+)");
-    if (v.is_object()) {
-        for (auto& kv : v.get_object()) {
-            std::smatch m;
-            std::string text = kv.value().is_string() ? std::string(kv.value().get_string()) : "";
-            if (kv.key().ends_with("Index") && std::regex_match(text, m, index_placeholder))
-                kv.value() = 1000 + std::stoull(m[1].str());
-            else
-                denormalise(kv.value());
-        }
-    } else if (v.is_array()) {
-        for (auto& item : v.get_array())
-            denormalise(item);
-    }
-}
+using golden_bodies = conclave::test::golden_replies;
 
 golden_bodies load_golden() {
-    golden_bodies g;
-    for (const auto& file : std::filesystem::directory_iterator(CONCLAVE_GOLDEN_DIR)) {
-        if (file.path().extension() != ".json")
-            continue;
-        std::ifstream in(file.path());
-        std::stringstream text;
-        text << in.rdbuf();
-        const json::value doc = json::parse(text.str());
-        for (const auto& step : doc.at("steps").as_array()) {
-            const auto& d = step.at("do").as_object();
-            const auto* expect = step.as_object().if_contains("expect");
-            const auto* body = expect ? expect->as_object().if_contains("json") : nullptr;
-            const auto* path_value = d.if_contains("path");
-            const auto* method = d.if_contains("method");
-            if (!body || !path_value || !method) // sleeps, repeats, ...
-                continue;
-            const std::string_view path = path_value->as_string();
-            json::value v = *body;
-            denormalise(v);
-            if (path.starts_with("/v1/txn") && v.is_object())
-                g.txns.push_back(std::move(v));
-            else if (path.starts_with("/v1/kv/") && method->as_string() == "GET" && v.is_array() &&
-                     (v.get_array().empty() || v.get_array()[0].is_object()))
-                g.kv_lists.push_back(std::move(v));
-        }
-    }
-    return g;
+    return conclave::test::load_golden_replies();
 }
 
 // A lock cycle's acquire answer, as the dev agent sends it.
@@ -441,7 +410,7 @@ TEST_CASE("reply_parser: long escaped strings and keys across writes", "[codec][
                              R"(":"ignored","Key\u0020":1}])";
     REQUIRE(same_entries(body));
     std::vector<kv_entry> out;
-    REQUIRE(parse_kv_entries(body, out, 5));
+    REQUIRE(sax_kv_entries(body, out, 5));
     REQUIRE(out.size() == 1);
     CHECK(out[0].key.size() == 2 + 3000 * std::string("\xc3\xa9\"x").size());
     CHECK(out[0].value.size() == 3 * 2000);
@@ -453,7 +422,7 @@ TEST_CASE("reply_parser: long escaped strings and keys across writes", "[codec][
     REQUIRE(same_txn(txn));
     for (std::size_t piece : {1, 13, 4095, 4097}) {
         txn_result r;
-        REQUIRE(parse_txn_reply(txn, r, piece));
+        REQUIRE(sax_txn_reply(txn, r, piece));
         REQUIRE(r.results.size() == 1);
         CHECK(r.results[0].key == out[0].key);
         CHECK(r.results[0].value == out[0].value);
