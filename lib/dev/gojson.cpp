@@ -9,6 +9,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace conclave::dev::detail::gojson {
 
 namespace {
@@ -686,12 +690,68 @@ bool plain_ascii(unsigned char b) {
     return plain_table[b];
 }
 
+// Whether any of the 8 bytes in `w` is not plain: below 0x20, 0x80 and above, '"', '&',
+// '<', '>' or '\\'. A byte test without branches: "has a zero byte" is exact for the word
+// as a whole (not for which byte), and so is "has a byte below n" for n <= 128. '"' (0x22)
+// and '&' (0x26) differ only in bit 2, '<' (0x3c) and '>' (0x3e) only in bit 1: one test
+// each pair.
+bool any_not_plain(std::uint64_t w) {
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    const auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+    const auto below_space = (w - ones * 0x20) & ~w & highs;
+    return ((w & highs) | below_space | has_zero((w | ones * 0x04) ^ (ones * 0x26)) |
+            has_zero((w | ones * 0x02) ^ (ones * 0x3e)) | has_zero(w ^ (ones * '\\'))) != 0;
+}
+
+// How many bytes at the start of s are plain: 8 at a time (keys, session IDs and base64
+// text rarely need an escape), then one at a time.
+std::size_t plain_prefix(std::string_view s) {
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    // 16 bytes at a time: as signed bytes, those below 0x20 and those 0x80 and above are
+    // all less than 0x20.
+    if (s.size() >= 16) {
+        const auto not_plain = [&](std::size_t at) {
+            const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + at));
+            const auto eq = [&](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+            const __m128i bad = _mm_or_si128(
+                _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20)), eq('"')),
+                _mm_or_si128(_mm_or_si128(eq('\\'), eq('<')), _mm_or_si128(eq('>'), eq('&'))));
+            return unsigned(_mm_movemask_epi8(bad));
+        };
+        for (; i + 16 <= s.size(); i += 16)
+            if (const unsigned m = not_plain(i); m != 0)
+                return i + unsigned(__builtin_ctz(m));
+        if (not_plain(s.size() - 16) == 0)
+            return s.size();
+        // The first byte that is not plain is in the tail: found one at a time below.
+    }
+#endif
+    if (s.size() >= 8) {
+        for (; i + 8 <= s.size(); i += 8) {
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            if (any_not_plain(w))
+                break;
+        }
+        if (i + 8 > s.size()) {
+            // The last (overlapping) 8 bytes at once rather than byte by byte.
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + s.size() - 8, 8);
+            if (!any_not_plain(w))
+                return s.size();
+        }
+    }
+    while (i < s.size() && plain_ascii(static_cast<unsigned char>(s[i])))
+        ++i;
+    return i;
+}
+
 void write_string(std::string& out, std::string_view s) {
     static constexpr const char* hex = "0123456789abcdef";
     // The usual string needs no escape at all: one append with its quotes.
-    std::size_t plain = 0;
-    while (plain < s.size() && plain_ascii(static_cast<unsigned char>(s[plain])))
-        ++plain;
+    const std::size_t plain = plain_prefix(s);
     if (plain == s.size()) {
         const std::size_t at = out.size();
         out.resize(at + s.size() + 2);
@@ -703,14 +763,13 @@ void write_string(std::string& out, std::string_view s) {
         return;
     }
     out += '"';
-    for (std::size_t i = 0; i < s.size();) {
+    out.append(s.data(), plain);
+    for (std::size_t i = plain; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
         if (b < 0x80) {
             if (plain_ascii(b)) {
                 // Copy the whole run of bytes that need no escape at once.
-                std::size_t end = i + 1;
-                while (end < s.size() && plain_ascii(static_cast<unsigned char>(s[end])))
-                    ++end;
+                const std::size_t end = i + plain_prefix(s.substr(i));
                 out.append(s.data() + i, end - i);
                 i = end;
                 continue;
@@ -935,10 +994,7 @@ void indent_writer::key(std::string_view k) {
     non_empty_ |= bit;
     after_key_ = true;
     const std::size_t indent = std::size_t(depth_) * 4;
-    std::size_t plain = 0;
-    while (plain < k.size() && plain_ascii(static_cast<unsigned char>(k[plain])))
-        ++plain;
-    if (plain == k.size()) {
+    if (plain_prefix(k) == k.size()) {
         // A field name: ",\n", the indent, the quoted name and ": " in one go (answers
         // are mostly keys).
         const std::size_t at = out_.size();
@@ -969,16 +1025,18 @@ void indent_writer::string(std::string_view s) {
     write_string(out_, s);
 }
 
-void indent_writer::base64(std::string_view bytes) {
+namespace {
+
+std::size_t base64_size(std::size_t n) {
+    return 4 * ((n + 2) / 3);
+}
+
+// Writes base64_size(bytes.size()) characters at w; returns the end.
+char* put_base64(char* w, std::string_view bytes) {
     static constexpr const char* alphabet =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    before_value();
-    out_ += '"';
     const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
     std::size_t n = bytes.size();
-    const std::size_t start = out_.size();
-    out_.resize(start + 4 * ((n + 2) / 3));
-    char* w = out_.data() + start;
     for (; n >= 3; n -= 3, p += 3) {
         const unsigned v = unsigned(p[0]) << 16 | unsigned(p[1]) << 8 | p[2];
         *w++ = alphabet[v >> 18];
@@ -993,7 +1051,131 @@ void indent_writer::base64(std::string_view bytes) {
         *w++ = n == 2 ? alphabet[(v >> 6) & 63] : '=';
         *w++ = '=';
     }
-    out_ += '"';
+    return w;
+}
+
+char* put(char* w, std::string_view s) {
+    if (!s.empty())
+        std::memcpy(w, s.data(), s.size());
+    return w + s.size();
+}
+
+} // namespace
+
+void indent_writer::base64(std::string_view bytes) {
+    before_value();
+    const std::size_t start = out_.size();
+    out_.resize(start + base64_size(bytes.size()) + 2);
+    char* w = out_.data() + start;
+    *w++ = '"';
+    w = put_base64(w, bytes);
+    *w = '"';
+}
+
+void indent_writer::object(std::span<const member> members) {
+    using type = member::type;
+    constexpr std::size_t max_members = 12;
+    bool fast = members.size() <= max_members;
+    for (std::size_t i = 0; fast && i < members.size(); ++i) {
+        const member& m = members[i];
+        assert(plain_prefix(m.key) == m.key.size());
+        fast = m.t != type::string || plain_prefix(m.text) == m.text.size();
+    }
+    if (!fast) {
+        begin_object();
+        for (const member& m : members) {
+            key(m.key);
+            switch (m.t) {
+            case type::number:
+                number(m.n);
+                break;
+            case type::string:
+                string(m.text);
+                break;
+            case type::base64:
+                base64(m.text);
+                break;
+            case type::null:
+                null();
+                break;
+            }
+        }
+        end_object();
+        return;
+    }
+    before_value();
+    if (members.empty()) {
+        out_ += "{}";
+        return;
+    }
+    // What begin_object(), key() and end_object() write: members one level deeper than the
+    // object, the closing brace on a line of its own at the object's level.
+    const std::size_t indent = std::size_t(depth_) * 4;
+    const std::size_t inner = indent + 4;
+    std::array<std::array<char, 24>, max_members> digits;
+    std::array<std::uint8_t, max_members> digit_count;
+    std::size_t size = 1 + indent + 2; // '{', then "\n", the indent and '}'
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const member& m = members[i];
+        size += (i > 0 ? 1 : 0) + 1 + inner + m.key.size() + 4;
+        switch (m.t) {
+        case type::number: {
+            const auto end =
+                std::to_chars(digits[i].data(), digits[i].data() + digits[i].size(), m.n).ptr;
+            digit_count[i] = std::uint8_t(end - digits[i].data());
+            size += digit_count[i];
+            break;
+        }
+        case type::string:
+            size += m.text.size() + 2;
+            break;
+        case type::base64:
+            size += base64_size(m.text.size()) + 2;
+            break;
+        case type::null:
+            size += 4;
+            break;
+        }
+    }
+    const std::size_t at = out_.size();
+    out_.resize(at + size);
+    char* w = out_.data() + at;
+    *w++ = '{';
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const member& m = members[i];
+        if (i > 0)
+            *w++ = ',';
+        *w++ = '\n';
+        std::memset(w, ' ', inner);
+        w += inner;
+        *w++ = '"';
+        w = put(w, m.key);
+        std::memcpy(w, "\": ", 3);
+        w += 3;
+        switch (m.t) {
+        case type::number:
+            w = put(w, std::string_view(digits[i].data(), digit_count[i]));
+            break;
+        case type::string:
+            *w++ = '"';
+            w = put(w, m.text);
+            *w++ = '"';
+            break;
+        case type::base64:
+            *w++ = '"';
+            w = put_base64(w, m.text);
+            *w++ = '"';
+            break;
+        case type::null:
+            std::memcpy(w, "null", 4);
+            w += 4;
+            break;
+        }
+    }
+    *w++ = '\n';
+    std::memset(w, ' ', indent);
+    w += indent;
+    *w = '}';
 }
 
 void indent_writer::number(std::uint64_t n) {

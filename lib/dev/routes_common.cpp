@@ -5,6 +5,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <array>
+
 namespace conclave::dev::detail {
 
 namespace json = boost::json;
@@ -149,27 +151,22 @@ void write_session(gojson::indent_writer& w, const session_rec& s) {
 }
 
 void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value) {
-    w.begin_object();
-    w.key("LockIndex");
-    w.number(e.lock_index);
-    w.key("Key");
-    w.string(e.key);
-    w.key("Flags");
-    w.number(e.flags);
-    w.key("Value");
+    using member = gojson::indent_writer::member;
+    using type = member::type;
+    std::array<member, 7> members;
+    std::size_t n = 0;
+    members[n++] = {"LockIndex", type::number, {}, e.lock_index};
+    members[n++] = {"Key", type::string, e.key, 0};
+    members[n++] = {"Flags", type::number, {}, e.flags};
     if (with_value && !e.value.empty())
-        w.base64(e.value);
+        members[n++] = {"Value", type::base64, e.value, 0};
     else
-        w.null();
-    if (!e.session.empty()) {
-        w.key("Session");
-        w.string(e.session);
-    }
-    w.key("CreateIndex");
-    w.number(e.create_index);
-    w.key("ModifyIndex");
-    w.number(e.modify_index);
-    w.end_object();
+        members[n++] = {"Value", type::null, {}, 0};
+    if (!e.session.empty())
+        members[n++] = {"Session", type::string, e.session, 0};
+    members[n++] = {"CreateIndex", type::number, {}, e.create_index};
+    members[n++] = {"ModifyIndex", type::number, {}, e.modify_index};
+    w.object(std::span<const member>(members.data(), n));
 }
 
 } // namespace conclave::dev::detail

@@ -124,12 +124,11 @@ void store::publish() {
 
 void store::kv_store(kv_entry e) {
     auto it = kvs_.find(e.key);
-    if (undo_)
-        undo_->push_back({false, e.key,
-                          it != kvs_.end() ? std::optional<kv_entry>(it->second) : std::nullopt,
-                          std::nullopt});
-    if (it != kvs_.end()) {
-        if (!it->second.session.empty()) {
+    const bool exists = it != kvs_.end();
+    // The keys a session holds change only when the holder does (a lock taken again by its
+    // holder, a set of an unlocked key: most writes).
+    if (!exists || it->second.session != e.session) {
+        if (exists && !it->second.session.empty()) {
             auto h = held_.find(it->second.session);
             if (h != held_.end()) {
                 h->second.erase(e.key);
@@ -137,13 +136,18 @@ void store::kv_store(kv_entry e) {
                     held_.erase(h);
             }
         }
+        if (!e.session.empty())
+            held_[e.session].insert(e.key);
     }
-    if (!e.session.empty())
-        held_[e.session].insert(e.key);
     kv_tree_.insert(tree_key(e.key));
-    if (it != kvs_.end()) {
+    if (exists) {
+        // The entry replaced is kept by the undo log as it is, not copied.
+        if (undo_)
+            undo_->push_back({false, e.key, std::move(it->second), std::nullopt});
         it->second = std::move(e);
     } else {
+        if (undo_)
+            undo_->push_back({false, e.key, std::nullopt, std::nullopt});
         std::string key = e.key;
         kvs_.emplace(std::move(key), std::move(e));
     }
@@ -273,7 +277,17 @@ void store::kvs_set(std::uint64_t idx, kv_entry& e, bool update_session) {
         return;
     }
     e.modify_index = idx;
-    kv_store(e);
+    // The store takes the value over; the rest of e stays the caller's (a transaction's
+    // result shows an entry written without its value).
+    kv_entry stored;
+    stored.key = e.key;
+    stored.value = std::move(e.value);
+    stored.flags = e.flags;
+    stored.lock_index = e.lock_index;
+    stored.session = e.session;
+    stored.create_index = e.create_index;
+    stored.modify_index = e.modify_index;
+    kv_store(std::move(stored));
     tables_.kvs = idx;
 }
 
@@ -549,12 +563,17 @@ txn_outcome store::txn(std::vector<txn_op_in> ops, bool read_only, steady_time n
     if (!out.errors.empty())
         return out;
 
-    std::vector<kv_undo> undo;
+    // The undo log's buffer is the store's, kept from one transaction to the next.
+    std::vector<kv_undo>& undo = undo_log_;
+    undo.clear();
     const table_indexes saved = tables_;
     std::uint64_t idx = 0;
     if (!read_only) {
         idx = next_index();
-        undo_ = &undo;
+        // An operation that fails changes nothing (every check comes before its write), so
+        // a transaction of one operation has nothing to undo.
+        if (ops.size() > 1)
+            undo_ = &undo;
     }
     // Usually one result per operation: one allocation rather than growing.
     out.results.reserve(ops.size());
@@ -610,6 +629,7 @@ txn_outcome store::txn(std::vector<txn_op_in> ops, bool read_only, steady_time n
     } else {
         out.applied = true;
     }
+    undo.clear();
     publish();
     return out;
 }

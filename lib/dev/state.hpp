@@ -250,6 +250,7 @@ private:
     radix_tree session_tree_;      ///< sessions "id" index
     radix_tree session_node_tree_; ///< sessions "node" index
     std::vector<kv_undo>* undo_ = nullptr;
+    std::vector<kv_undo> undo_log_; ///< txn()'s undo entries (empty between transactions)
 
     void bootstrap();
     std::uint64_t next_index() { return ++index_; }
@@ -262,6 +263,7 @@ private:
     std::uint64_t graveyard_max(std::string_view prefix) const;
 
     // Consul's state functions (agent/consul/state/kvs.go)
+    /// Stores e with its indexes set; the store takes e's value over (e keeps the rest).
     void kvs_set(std::uint64_t idx, kv_entry& e, bool update_session);
     bool kvs_set_cas(std::uint64_t idx, kv_entry& e);
     bool kvs_lock(std::uint64_t idx, kv_entry& e, std::string& error);

@@ -348,3 +348,109 @@ TEST_CASE("agent: reset starts the index again", "[unit][agent]") {
     REQUIRE(f.s.kv_apply(kv_op::set, entry("k"), f.now).result);
     CHECK(f.s.kv_get("k", nullptr).index >= 2);
 }
+
+namespace {
+
+txn_op_in txn_op(std::string verb, kv_entry e) {
+    txn_op_in op;
+    op.verb = std::move(verb);
+    op.entry = std::move(e);
+    return op;
+}
+
+std::vector<kv_entry> all_entries(const store& s) {
+    std::vector<kv_entry> out;
+    for (const kv_entry* e : s.kv_list("", nullptr).entries)
+        out.push_back(*e);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("agent: a failed transaction puts overwritten entries and held keys back",
+          "[unit][agent]") {
+    fixture f;
+    const std::string s1 = f.session();
+    const std::string s2 = f.session();
+    REQUIRE(f.s.txn({txn_op("lock", entry("held/a", "old", 3, s1))}, false, f.now).applied);
+    REQUIRE(f.s.txn({txn_op("lock", entry("held/a", "again", 4, s1))}, false, f.now).applied);
+    REQUIRE(f.s.kv_apply(kv_op::set, entry("plain", std::string(100, 'p')), f.now).result);
+    const auto before = all_entries(f.s);
+
+    // Each write in turn replaced, then undone when a later operation fails; the undo log
+    // is used again by each transaction.
+    for (int round = 0; round < 3; ++round) {
+        const auto index = f.s.kvs_max_index();
+        std::vector<txn_op_in> ops;
+        ops.push_back(txn_op("unlock", entry("held/a", "", 0, s1)));
+        ops.push_back(txn_op("lock", entry("held/a", "mine", 0, s2)));
+        ops.push_back(txn_op("set", entry("plain", "short")));
+        ops.push_back(txn_op("set", entry("new", "n")));
+        ops.push_back(txn_op("delete", entry("new")));
+        ops.push_back(txn_op("check-index", entry("plain")));
+        const txn_outcome o = f.s.txn(std::move(ops), false, f.now);
+        CHECK_FALSE(o.applied);
+        REQUIRE(o.errors.size() == 1);
+        CHECK(o.errors[0].first == 5);
+        CHECK(all_entries(f.s) == before);
+        CHECK(f.s.kvs_max_index() == index);
+        REQUIRE(
+            f.s.txn({txn_op("set", entry("other", std::to_string(round)))}, false, f.now).applied);
+        REQUIRE(f.s.txn({txn_op("delete", entry("other"))}, false, f.now).applied);
+        CHECK(f.s.txn({txn_op("check-not-exists", entry("plain"))}, true, f.now).errors.size() ==
+              1);
+    }
+    const auto after_rounds = all_entries(f.s);
+
+    // A transaction of one failing operation changes nothing (it keeps no undo log).
+    for (auto op :
+         {txn_op("lock", entry("held/a", "x", 0, s2)),
+          txn_op("unlock", entry("held/a", "x", 0, s2)), txn_op("cas", entry("plain", "x")),
+          txn_op("delete-cas", entry("plain")), txn_op("check-session", entry("held/a", "", 0, s2)),
+          txn_op("get", entry("missing")), txn_op("frobnicate", entry("plain"))}) {
+        op.entry.modify_index = 1;
+        INFO(op.verb);
+        const auto idx = f.s.kvs_max_index();
+        const txn_outcome o = f.s.txn({op}, false, f.now);
+        CHECK_FALSE(o.applied);
+        CHECK(o.errors.size() == 1);
+        CHECK(all_entries(f.s) == after_rounds);
+        CHECK(f.s.kvs_max_index() == idx);
+    }
+
+    // The held keys survived: destroying the holder releases its lock.
+    const txn_outcome got = f.s.txn({txn_op("get", entry("held/a"))}, true, f.now);
+    REQUIRE(got.results.size() == 1);
+    CHECK(got.results[0].entry.session == s1);
+    CHECK(got.results[0].entry.value == "again");
+    CHECK(got.results[0].entry.flags == 4);
+    CHECK(got.results[0].entry.lock_index == 1);
+    REQUIRE(f.s.session_destroy(s1, f.now).empty());
+    CHECK(f.s.kv_get("held/a", nullptr).entry->session.empty());
+    CHECK(f.s.kv_get("held/a", nullptr).entry->value == "again");
+    // And s2 holds nothing: destroying it leaves the key alone.
+    REQUIRE(f.s.txn({txn_op("lock", entry("held/a", "s2", 0, s2))}, false, f.now).applied);
+    REQUIRE(f.s.txn({txn_op("unlock", entry("held/a", "s2", 0, s2))}, false, f.now).applied);
+    REQUIRE(f.s.session_destroy(s2, f.now).empty());
+    CHECK(f.s.kv_get("held/a", nullptr).entry->value == "s2");
+}
+
+TEST_CASE("agent: a transaction's writes keep their values in the store", "[unit][agent]") {
+    fixture f;
+    const std::string s1 = f.session();
+    const std::string big(300, 'v');
+    std::vector<txn_op_in> ops;
+    ops.push_back(txn_op("set", entry("a", big, 1)));
+    ops.push_back(txn_op("lock", entry("b", big + "b", 2, s1)));
+    ops.push_back(txn_op("get", entry("a")));
+    ops.push_back(txn_op("get", entry("b")));
+    const txn_outcome o = f.s.txn(std::move(ops), false, f.now);
+    REQUIRE(o.applied);
+    REQUIRE(o.results.size() == 4);
+    CHECK(o.results[0].entry.key == "a");
+    CHECK(o.results[1].entry.session == s1);
+    CHECK(o.results[1].entry.lock_index == 1);
+    CHECK(o.results[2].entry.value == big);
+    CHECK(o.results[3].entry.value == big + "b");
+    CHECK(f.s.kv_get("b", nullptr).entry->value == big + "b");
+}

@@ -372,3 +372,229 @@ TEST_CASE("agent: path_is_clean agrees with clean_path", "[unit][agent]") {
         CHECK(path_is_clean(p) == (clean_path(p) == p));
     }
 }
+
+TEST_CASE("agent: response heads match Beast's on many shapes", "[unit][agent]") {
+    // The fast path (names distinct ignoring case, none of Date, Content-Length, Connection)
+    // and the general one (Beast's set(): a later name replaces an earlier one whatever its
+    // case) against Beast itself.
+    const std::string_view date = "Sun, 22 Nov 2026 07:00:00 GMT";
+    const std::vector<std::string_view> odd_values{
+        "", " ", "\t", " \t x \t ", "a b", "\tlead", "trail\t ", "in\tside", "v"};
+    std::vector<http_response> responses;
+    for (unsigned status = 200; status < 600; ++status) {
+        // Not 1xx, 204 or 304: no route answers with them (Beast writes no Content-Length
+        // there, and refuses a body).
+        if (status == 204 || status == 304)
+            continue;
+        http_response r;
+        r.status = status;
+        r.set("Content-Type", "application/json");
+        r.set("X-Consul-Index", "17");
+        r.set("X-Consul-Knownleader", "true");
+        r.set("X-Consul-Lastcontact", "0");
+        r.body = std::string(status % 7 * 10, 'b');
+        responses.push_back(r);
+    }
+    for (const auto v : odd_values) {
+        http_response r;
+        r.set("X-Odd", std::string(v));
+        r.set("Vary", std::string(v));
+        r.body = "x";
+        responses.push_back(r);
+    }
+    // Names equal ignoring case, among the route's headers and with the server's own (not
+    // Connection: no route sets it, and Beast's keep_alive() edits its tokens).
+    struct name_pair {
+        header_name a;
+        header_name b;
+    };
+    for (const auto& [a, b] : std::vector<name_pair>{
+             {"Content-Type", "content-type"},
+             {"X-Consul-Index", "X-CONSUL-INDEX"},
+             {"Vary", "vary"},
+             {"Date", "Vary"},
+             {"date", "Vary"},
+             {"Vary", "DATE"},
+             {"content-length", "Vary"},
+             {"Content-Length", "X-A"},
+             {"X-Consul-Knownleader", "X-Consul-Lastcontact"},
+             {"X-Consul-Index", "Content-Length"},
+         }) {
+        http_response r;
+        r.set(a, " first ");
+        r.set("X-Between", "between");
+        r.set(b, "\tsecond");
+        r.body = "{}\n";
+        responses.push_back(r);
+    }
+    {
+        // More headers than the fast path takes, then more than any path takes.
+        http_response r;
+        static constexpr std::array<header_name, 24> many{
+            "H00", "H01", "H02", "H03", "H04", "H05", "H06", "H07", "H08", "H09", "H10", "H11",
+            "H12", "H13", "H14", "H15", "H16", "H17", "H18", "H19", "H20", "H21", "H22", "H23"};
+        for (std::size_t i = 0; i < many.size(); ++i) {
+            r.set(many[i], " v" + std::to_string(i));
+            responses.push_back(r);
+        }
+    }
+    std::size_t compared = 0;
+    for (std::size_t i = 0; i < responses.size(); ++i) {
+        for (const bool keep_alive : {false, true}) {
+            for (const bool http10 : {false, true}) {
+                if (http10 && !keep_alive)
+                    continue;
+                INFO("response " << i << " keep_alive " << keep_alive << " http10 " << http10);
+                std::string out = "kept:"; // appended to, not replaced
+                if (!append_response_head(out, responses[i], keep_alive, http10, date)) {
+                    CHECK(responses[i].headers.size() > 16);
+                    CHECK(out == "kept:");
+                    continue;
+                }
+                ++compared;
+                CHECK(out == "kept:" + beast_head(responses[i], false, keep_alive, http10, date));
+            }
+        }
+    }
+    CHECK(compared > 1000);
+}
+
+namespace {
+
+// What Go writes for one byte sequence inside a string (the tokens the test below uses).
+std::string go_escaped(std::string_view token) {
+    if (token == "\"")
+        return "\\\"";
+    if (token == "\\")
+        return "\\\\";
+    if (token == "\n")
+        return "\\n";
+    if (token == "<")
+        return "\\u003c";
+    if (token == ">")
+        return "\\u003e";
+    if (token == "&")
+        return "\\u0026";
+    if (token == "\x01")
+        return "\\u0001";
+    if (token == "\x1f")
+        return "\\u001f";
+    if (token == "\xFF")
+        return "\\ufffd";
+    return std::string(token); // plain: ' ', '~', DEL, valid UTF-8
+}
+
+} // namespace
+
+TEST_CASE("agent: strings escape each special byte at every offset", "[unit][agent]") {
+    // The writer scans 16 and 8 bytes at a time: each special byte at each offset of strings
+    // of many lengths, as a string, as a key, and as a member of object().
+    const std::vector<std::string_view> tokens{"\"",   "\\",   "\n", "<", ">",    "&",       "\x01",
+                                               "\x1f", "\xFF", " ",  "~", "\x7f", "\xC3\xA9"};
+    for (std::size_t len = 0; len <= 40; ++len) {
+        for (std::size_t at = 0; at <= len; ++at) {
+            for (const auto token : tokens) {
+                const std::string base(len, 'k');
+                const std::string s = base.substr(0, at) + std::string(token) + base.substr(at);
+                const std::string quoted =
+                    '"' + base.substr(0, at) + go_escaped(token) + base.substr(at) + '"';
+                INFO("length " << len << " offset " << at << " byte "
+                               << int(static_cast<unsigned char>(token[0])));
+                std::string out;
+                gojson::indent_writer w(out);
+                w.string(s);
+                CHECK(out == quoted);
+
+                out.clear();
+                gojson::indent_writer k(out);
+                k.begin_object();
+                k.key(s);
+                k.null();
+                k.end_object();
+                CHECK(out == "{\n    " + quoted + ": null\n}");
+
+                out.clear();
+                gojson::indent_writer o(out);
+                using member = gojson::indent_writer::member;
+                const std::array<member, 2> members{
+                    member{"S", member::type::string, s, 0},
+                    member{"N", member::type::number, {}, len},
+                };
+                o.object(members);
+                CHECK(out ==
+                      "{\n    \"S\": " + quoted + ",\n    \"N\": " + std::to_string(len) + "\n}");
+            }
+        }
+    }
+}
+
+TEST_CASE("agent: indent_writer::object writes what its calls write", "[unit][agent]") {
+    using member = gojson::indent_writer::member;
+    using type = member::type;
+    std::vector<std::vector<member>> objects;
+    objects.emplace_back(); // {}
+    for (std::size_t n = 0; n < 8; ++n) {
+        static const std::string bytes = "\xF8\xF9\xFA\xFB\xFC\xFD\xFE\xFF";
+        objects.push_back({member{"B", type::base64, std::string_view(bytes).substr(0, n), 0},
+                           member{"Zero", type::number, {}, 0},
+                           member{"Max", type::number, {}, ~std::uint64_t(0)},
+                           member{"Null", type::null, {}, 0}});
+    }
+    for (const auto& s : awkward_strings)
+        objects.push_back(
+            {member{"Key", type::string, s, 0}, member{"Empty", type::string, "", 0}});
+    std::vector<member> wide; // more members than object() sizes at once
+    for (std::size_t i = 0; i < 14; ++i)
+        wide.push_back(member{"Field", type::number, {}, i});
+    objects.push_back(wide);
+
+    const auto by_calls = [](gojson::indent_writer& w, const std::vector<member>& ms) {
+        w.begin_object();
+        for (const member& m : ms) {
+            w.key(m.key);
+            switch (m.t) {
+            case type::number:
+                w.number(m.n);
+                break;
+            case type::string:
+                w.string(m.text);
+                break;
+            case type::base64:
+                w.base64(m.text);
+                break;
+            case type::null:
+                w.null();
+                break;
+            }
+        }
+        w.end_object();
+    };
+    // At the top, as array elements, and as a member's value two levels down.
+    const auto document = [&](bool fast, const std::vector<member>& ms) {
+        std::string out;
+        gojson::indent_writer w(out);
+        const auto one = [&] {
+            if (fast)
+                w.object(ms);
+            else
+                by_calls(w, ms);
+        };
+        w.begin_array();
+        one();
+        one();
+        w.begin_object();
+        w.key("Inner");
+        one();
+        w.key("After");
+        w.boolean(true);
+        w.end_object();
+        w.end_array();
+        one();
+        w.finish();
+        return out;
+    };
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        INFO("object " << i);
+        CHECK(document(true, objects[i]) == document(false, objects[i]));
+    }
+}
