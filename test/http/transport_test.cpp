@@ -40,6 +40,21 @@ scripted_reply ok_entry(const received_request&) {
         meta_headers)};
 }
 
+using elapsed = std::chrono::nanoseconds;
+
+// Awaits `before` (the requests that use the connection first), then times a GET of "k".
+template <class Before>
+std::pair<error_code, elapsed> time_get_after(asio::io_context& ioc, client& c, Before before) {
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, elapsed>> {
+        if (const error_code ec = co_await before())
+            co_return std::pair{ec, elapsed{}};
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    return run(ioc, scenario());
+}
+
 } // namespace
 
 TEST_CASE("a 500 maps to server_error with Consul's text in diagnostics", "[http]") {
@@ -355,17 +370,15 @@ TEST_CASE("a request that hangs after answered ones on its connection times out 
     auto cfg = config_for(server);
     cfg.request_timeout = 300ms;
     client c{ioc.get_executor(), cfg};
-    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+    auto three_answered = [&]() -> asio::awaitable<error_code> {
         for (int i = 0; i < 3; ++i) {
             auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
             if (ec)
-                co_return std::pair{ec, std::chrono::nanoseconds{}};
+                co_return ec;
         }
-        const auto start = std::chrono::steady_clock::now();
-        auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
-        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+        co_return error_code{};
     };
-    auto [ec, took] = run(ioc, scenario());
+    auto [ec, took] = time_get_after(ioc, c, three_answered);
     CHECK(ec == errc::timeout);
     CHECK(took >= 250ms);
     CHECK(took < 2s);
@@ -388,18 +401,14 @@ TEST_CASE("a short request after a long blocking read on its connection keeps it
     auto cfg = config_for(server);
     cfg.request_timeout = 300ms;
     client c{ioc.get_executor(), cfg};
-    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+    auto long_read = [&]() -> asio::awaitable<error_code> {
         // Bounded by 300 ms + 10 s + jitter: the connection's timer waits for that.
         // (The connect before it, bounded by connect_timeout, set the timer first.)
-        auto [bec, br] =
+        auto [ec, r] =
             co_await c.async_kv_get("k", query_options{}.with_index(5).with_wait(10s), tuple_token);
-        if (bec)
-            co_return std::pair{bec, std::chrono::nanoseconds{}};
-        const auto start = std::chrono::steady_clock::now();
-        auto [ec, r] = co_await c.async_kv_get("k", {}, tuple_token);
-        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+        co_return ec;
     };
-    auto [ec, took] = run(ioc, scenario());
+    auto [ec, took] = time_get_after(ioc, c, long_read);
     CHECK(ec == errc::timeout);
     CHECK(took >= 250ms);
     CHECK(took < 2s);

@@ -3,7 +3,7 @@
 // and, when accepted, the same structs, both from parse_* and from the SAX parser alone.
 #include "codec/json.hpp"
 #include "codec/reply_parser.hpp"
-#include "golden_replies.hpp"
+#include "golden_steps.hpp"
 
 #include <conclave/types.hpp>
 

@@ -6,7 +6,7 @@
 #include "codec/reply_parser.hpp"
 #include "codec/reply_scan.hpp"
 #include "dev/gojson.hpp"
-#include "golden_replies.hpp"
+#include "golden_steps.hpp"
 
 #include <conclave/types.hpp>
 

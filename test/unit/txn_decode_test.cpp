@@ -5,6 +5,7 @@
 #include "codec/txn_body.hpp"
 #include "dev/gojson.hpp"
 #include "dev/txn_fast_decode.hpp"
+#include "golden_steps.hpp"
 
 #include <conclave/types.hpp>
 
@@ -12,10 +13,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -288,30 +286,22 @@ TEST_CASE("txn fast decode: random edits of real bodies", "[agent][txn]") {
 TEST_CASE("txn fast decode: the golden transcripts' transactions", "[agent][txn]") {
     std::size_t bodies = 0;
     std::size_t taken = 0;
-    for (const auto& file : std::filesystem::directory_iterator(CONCLAVE_GOLDEN_DIR)) {
-        if (file.path().extension() != ".json")
-            continue;
-        std::ifstream in(file.path());
-        std::stringstream text;
-        text << in.rdbuf();
-        const json::value doc = json::parse(text.str());
-        for (const auto& step : doc.at("steps").as_array()) {
-            const auto& d = step.at("do").as_object();
-            const auto* path = d.if_contains("path");
-            if (!path || !path->as_string().starts_with("/v1/txn"))
-                continue;
-            std::string body;
-            if (const auto* j = d.if_contains("json"))
-                body = json::serialize(*j);
-            else if (const auto* b = d.if_contains("body"))
-                body = std::string(b->as_string());
-            else
-                continue;
-            ++bodies;
-            if (fast_agrees(body))
-                ++taken;
-        }
-    }
+    conclave::test::for_each_golden_step([&](const json::object& step) {
+        const auto& d = step.at("do").as_object();
+        const auto* path = d.if_contains("path");
+        if (!path || !path->as_string().starts_with("/v1/txn"))
+            return;
+        std::string body;
+        if (const auto* j = d.if_contains("json"))
+            body = json::serialize(*j);
+        else if (const auto* b = d.if_contains("body"))
+            body = std::string(b->as_string());
+        else
+            return;
+        ++bodies;
+        if (fast_agrees(body))
+            ++taken;
+    });
     INFO(taken << " of " << bodies << " transaction bodies taken");
     CHECK(bodies > 10);
     CHECK(taken > 10);
