@@ -126,8 +126,9 @@ asio::awaitable<void> cycle_main(harness& h, client c, cycle_run& run) {
     co_await cycle_loop(h, c, raw, s, key, get_key, run);
     co_await raw.async_kv_delete(get_key, kv_delete_options{}, use_tuple);
     if (h.target.kind() != "embedded") // (it blocks this thread: the agent must be elsewhere)
+        // At most 2 s: the loop is blocked meanwhile, and with it the session's renewal.
         run.floor = measure_sync_floor(c.config(), key + "-floor", s.id(),
-                                       std::max(0.5, h.opt.duration_s / 3));
+                                       std::min(2.0, std::max(0.5, h.opt.duration_s / 3)));
     co_await s.async_destroy(use_tuple);
     co_await c.async_kv_delete(key + "-floor", kv_delete_options{}, use_tuple);
     co_await c.async_kv_delete(key, kv_delete_options{}, use_tuple);

@@ -1,12 +1,15 @@
+#include "stats.hpp"
 #include "sync_floor.hpp"
 
 #include <arpa/inet.h>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <optional>
 #include <string_view>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -16,16 +19,17 @@ namespace conclave::bench {
 
 namespace {
 
-double thread_cpu_us() {
-    rusage ru{};
-    ::getrusage(RUSAGE_THREAD, &ru);
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+double cpu_us() {
+    return double(process_cpu_time().count());
 }
 
-std::string txn_request(const std::string& host, const std::string& body) {
-    return "PUT /v1/txn HTTP/1.1\r\nHost: " + host +
-           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+std::string txn_request(const std::string& host, const std::string& token,
+                        const std::string& body) {
+    std::string head = "PUT /v1/txn HTTP/1.1\r\nHost: " + host + "\r\n";
+    if (!token.empty())
+        head += "X-Consul-Token: " + token + "\r\n";
+    return head +
+           "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
            "\r\n\r\n" + body;
 }
 
@@ -40,16 +44,17 @@ public:
     blocking_connection(const blocking_connection&) = delete;
     blocking_connection& operator=(const blocking_connection&) = delete;
 
-    // Sends `request` and reads one response; true on a 200.
-    bool round_trip(const std::string& request) {
+    // Sends `request` and reads one response. On a 200, the last ModifyIndex in it (the
+    // key after the transaction's write), or 0 when there is none.
+    std::optional<std::uint64_t> round_trip(const std::string& request) {
         if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
             static_cast<ssize_t>(request.size()))
-            return false;
+            return std::nullopt;
         std::size_t got = 0;
         for (;;) {
             const ssize_t n = ::recv(fd_, buf_ + got, sizeof buf_ - got, 0);
             if (n <= 0)
-                return false;
+                return std::nullopt;
             got += std::size_t(n);
             const std::string_view in{buf_, got};
             const auto head_end = in.find("\r\n\r\n");
@@ -61,7 +66,15 @@ public:
                 length = std::strtoul(buf_ + at + 16, nullptr, 10);
             if (got < head_end + 4 + length)
                 continue;
-            return in.substr(0, 12) == "HTTP/1.1 200";
+            if (in.substr(0, 12) != "HTTP/1.1 200")
+                return std::nullopt;
+            const auto index = in.rfind("\"ModifyIndex\":");
+            if (index == std::string_view::npos)
+                return 0;
+            const char* digits = buf_ + index + 14;
+            while (*digits == ' ')
+                ++digits;
+            return std::strtoull(digits, nullptr, 10);
         }
     }
 
@@ -104,21 +117,36 @@ std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std
         return std::nullopt;
     blocking_connection conn{fd};
     const std::string host = cfg.host + ":" + std::to_string(cfg.port);
-    // The lock's transactions: lock + get (the fencing token), then unlock. (The lock adds
-    // a check-index op to its acquire; it changes nothing here.)
-    const std::string acquire =
-        txn_request(host, R"([{"KV":{"Verb":"lock","Key":")" + key +
-                              R"(","Value":"","Flags":3304740253564472344,"Session":")" + session +
-                              R"("}},{"KV":{"Verb":"get","Key":")" + key + R"("}}])");
+    // The lock's transactions: check (the key as last seen) + lock, then unlock. The
+    // index comes from the previous answer, as the lock's key hub learns it.
+    const std::string lock_op = R"({"KV":{"Verb":"lock","Key":")" + key +
+                                R"(","Value":"","Flags":3304740253564472344,"Session":")" +
+                                session + R"("}})";
     const std::string release =
-        txn_request(host, R"([{"KV":{"Verb":"unlock","Key":")" + key +
-                              R"(","Flags":3304740253564472344,"Session":")" + session + R"("}}])");
-    const auto cycle = [&] { return conn.round_trip(acquire) && conn.round_trip(release); };
+        txn_request(host, cfg.token,
+                    R"([{"KV":{"Verb":"unlock","Key":")" + key +
+                        R"(","Flags":3304740253564472344,"Session":")" + session + R"("}}])");
+    std::uint64_t index = 0; // 0: the key does not exist yet
+    const auto cycle = [&] {
+        const std::string check =
+            index == 0 ? R"({"KV":{"Verb":"check-not-exists","Key":")" + key + R"("}})"
+                       : R"({"KV":{"Verb":"check-index","Key":")" + key + R"(","Index":)" +
+                             std::to_string(index) + "}}";
+        const auto locked =
+            conn.round_trip(txn_request(host, cfg.token, "[" + check + "," + lock_op + "]"));
+        if (!locked)
+            return false;
+        const auto released = conn.round_trip(release);
+        if (!released)
+            return false;
+        index = *released;
+        return true;
+    };
     for (int i = 0; i < 200; ++i) // warm-up
         if (!cycle())
             return std::nullopt;
     using clock = std::chrono::steady_clock;
-    const double cpu0 = thread_cpu_us();
+    const double cpu0 = cpu_us();
     const auto t0 = clock::now();
     const auto until = t0 + std::chrono::duration<double>(seconds);
     double n = 0;
@@ -128,7 +156,7 @@ std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std
         ++n;
     }
     const double secs = std::chrono::duration<double>(clock::now() - t0).count();
-    return sync_floor{n, (thread_cpu_us() - cpu0) / n, n / secs};
+    return sync_floor{n, (cpu_us() - cpu0) / n, n / secs};
 }
 
 } // namespace conclave::bench

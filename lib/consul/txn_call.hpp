@@ -21,7 +21,9 @@ namespace conclave::detail {
 ///
 /// `deadline` bounds the request (waiting for a connection included) as the client's own
 /// request timeout does, and ends it with errc::timeout. Cancelling the caller cancels
-/// the request; it then completes with operation_aborted. Never throws.
+/// the request; it then completes with operation_aborted, as a value. (Like any co_await,
+/// the call itself throws operation_aborted if the caller was cancelled before it and
+/// still throws on cancellation; it throws nothing else.)
 asio::awaitable<std::pair<error_code, txn_result>>
 txn_call(const client& c, std::vector<txn_op> ops,
          std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);

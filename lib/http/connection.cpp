@@ -161,6 +161,12 @@ public:
             return beast::error::timeout;
         return ec;
     }
+    /// The outcome of a connect or handshake: also a timeout when it completed just as the
+    /// deadline closed the socket (it succeeded on a socket that is gone).
+    error_code setup_outcome(error_code ec) const {
+        return watchdog_.expired() ? error_code{beast::error::timeout} : ec;
+    }
+    bool expired() const noexcept { return watchdog_.expired(); }
 
     asio::awaitable<error_code> exchange(const request& req, response& res, clock::duration timeout,
                                          std::size_t body_limit) override {
@@ -287,8 +293,9 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const tls_config& tls) {
 namespace {
 
 // Connects a TCP socket to host:port (IP literals skip the resolver). The caller bounds
-// the connect in time.
-asio::awaitable<error_code> connect_tcp(tcp::socket& s, const client_config& cfg) {
+// the connect in time; `expired` says when that bound has passed.
+template <class Expired>
+asio::awaitable<error_code> connect_tcp(tcp::socket& s, const client_config& cfg, Expired expired) {
     error_code ec;
     auto ip = asio::ip::make_address(cfg.host, ec);
     if (!ec) {
@@ -302,6 +309,10 @@ asio::awaitable<error_code> connect_tcp(tcp::socket& s, const client_config& cfg
         co_await resolver.async_resolve(cfg.host, std::to_string(cfg.port), deferred_tuple);
     if (rec)
         co_return rec;
+    // Closing the socket does not end a resolve: a deadline that passed meanwhile must not
+    // let the connect (which reopens the socket) run unbounded.
+    if (expired())
+        co_return beast::error::timeout;
     auto [cec, ep] = co_await asio::async_connect(s, results, deferred_tuple);
     if (!cec)
         s.set_option(tcp::no_delay(true), ec);
@@ -321,23 +332,26 @@ open_connection(asio::any_io_executor ex, const client_config& cfg,
         auto [ec] = co_await c->stream().async_connect(
             asio::local::stream_protocol::endpoint{cfg.unix_path}, deferred_tuple);
         c->unbound();
-        if (ec)
-            co_return result{c->outcome(ec), nullptr};
+        if (const auto out = c->setup_outcome(ec))
+            co_return result{out, nullptr};
         co_return result{error_code{}, std::move(c)};
     }
     if (!cfg.tls.enabled) {
         auto c = std::make_unique<stream_connection<tcp::socket>>(ex);
         c->bound_by(deadline);
-        const auto ec = co_await connect_tcp(c->stream(), cfg);
+        // Named: a capturing lambda temporary in a co_await expression miscompiles (g++ 12).
+        const auto expired = [&c] { return c->expired(); };
+        const auto ec = co_await connect_tcp(c->stream(), cfg, expired);
         c->unbound();
-        if (ec)
-            co_return result{c->outcome(ec), nullptr};
+        if (const auto out = c->setup_outcome(ec))
+            co_return result{out, nullptr};
         co_return result{error_code{}, std::move(c)};
     }
     auto c = std::make_unique<stream_connection<tls_stream>>(ex, *tls);
     c->bound_by(deadline); // the connect and the handshake together
-    if (auto ec = co_await connect_tcp(beast::get_lowest_layer(c->stream()), cfg))
-        co_return result{c->outcome(ec), nullptr};
+    const auto expired = [&c] { return c->expired(); };
+    if (auto ec = co_await connect_tcp(beast::get_lowest_layer(c->stream()), cfg, expired))
+        co_return result{c->setup_outcome(ec), nullptr};
     const std::string& name = cfg.tls.server_name.empty() ? cfg.host : cfg.tls.server_name;
     error_code not_ip;
     asio::ip::make_address(name, not_ip);
@@ -351,8 +365,8 @@ open_connection(asio::any_io_executor ex, const client_config& cfg,
     auto [hec] = co_await c->stream().async_handshake(asio::ssl::stream_base::client,
                                                       asio::as_tuple(asio::use_awaitable));
     c->unbound();
-    if (hec)
-        co_return result{c->outcome(hec), nullptr};
+    if (const auto out = c->setup_outcome(hec))
+        co_return result{out, nullptr};
     co_return result{error_code{}, std::move(c)};
 }
 

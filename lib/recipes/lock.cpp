@@ -182,6 +182,8 @@ asio::awaitable<error_code> enter_line(detail::key_hub& hub, detail::hub_waiter&
     detail::retry_backoff backoff;
     for (;;) {
         auto ec = co_await enqueue(hub, me, deadline);
+        if (ec == asio::error::operation_aborted)
+            co_return ec; // cancelled: never an empty "out of time"
         if (!ec || detail::past(deadline))
             co_return error_code{}; // entered, or out of time (an empty result)
         if (!is_retryable(ec))
@@ -213,14 +215,18 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
         deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
     auto outcome = co_await detail::txn_call(l.consul, std::move(ops), deadline);
     auto& results = outcome.second.results;
-    if (outcome.second.committed) {
-        // The check-index result (the key before) comes first; the lock's is the last one.
-        const auto mine = std::find_if(results.rbegin(), results.rend(),
-                                       [&](const kv_entry& e) { return e.key == l.key; });
-        if (mine == results.rend()) {
-            results.clear(); // the caller treats a committed txn without results as refused
+    if (!outcome.first && outcome.second.committed) {
+        // Results come only from check-index (the key before) and the lock: the lock's is
+        // at the place the check's result leaves it, and names our session.
+        const std::size_t at = known ? 1 : 0;
+        if (results.size() <= at || results[at].key != l.key ||
+            results[at].session != me.session->id) {
+            // Committed, so the key is ours, but not as Consul says it: an unknown outcome
+            // (a later read, or the cleanup, settles it), never a refusal.
+            outcome.first = make_error_code(errc::bad_response);
+            results.clear();
         } else {
-            kv_entry entry = std::move(*mine);
+            kv_entry entry = std::move(results[at]);
             entry.value = l.opts.value;
             results.clear();
             results.push_back(std::move(entry));
@@ -324,6 +330,12 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
 
             maybe_holding = true;
             auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
+            if (ec == asio::error::operation_aborted) {
+                // Cancelled during the attempt (it comes back as a value): never an empty
+                // "not acquired", even with the budget spent.
+                cancelled = true;
+                break;
+            }
             if (ec) {
                 // Unknown outcome. Giving up: the cleanup below releases it if it was
                 // applied. Retrying: read the key first (it may say we hold it).

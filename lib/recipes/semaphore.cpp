@@ -219,6 +219,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                     batch.refused();
             }
             auto& [tec, t] = outcome;
+            if (tec == asio::error::operation_aborted) {
+                // Cancelled during the attempt (it comes back as a value): never an empty
+                // "not acquired", even with the budget spent.
+                cancelled = true;
+                break;
+            }
             if (tec) {
                 // Unknown outcome. Giving up: the cleanup below leaves the holders if it
                 // was applied. Retrying: read the prefix first (it may say we hold a slot).

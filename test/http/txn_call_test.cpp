@@ -5,6 +5,8 @@
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
+#include <conclave/lock.hpp>
+#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -76,4 +78,43 @@ TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not
     REQUIRE(outcome);
     CHECK_FALSE(threw);
     CHECK(*outcome == asio::error::operation_aborted);
+}
+
+// The attempt of a try_acquire whose budget is spent still gets minimum_attempt_time; a
+// cancellation inside it used to come back as an empty "not acquired".
+TEST_CASE("a try_acquire cancelled during its attempt completes with operation_aborted",
+          "[http][lock]") {
+    asio::io_context ioc;
+    scripted_server server{
+        ioc, [](const received_request& r) -> scripted_reply {
+            const std::string target{r.message.target()};
+            if (target.starts_with("/v1/session/create"))
+                return {http_response(200, R"({"ID":"adf4238a-882b-9ddc-4a9d-5b6758e4159e"})")};
+            if (target.starts_with("/v1/kv/"))
+                return {http_response(404, "", {{"X-Consul-Index", "5"}})};
+            return hang(r); // the acquire's transaction, and the cleanup's
+        }};
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = 20s;
+    client c{ioc.get_executor(), cfg};
+    auto [sec, s] =
+        run(ioc, session::async_create(c, session_config{}, asio::as_tuple(asio::use_awaitable)));
+    REQUIRE_FALSE(sec);
+    lock_options opts;
+    opts.cleanup_timeout = std::chrono::milliseconds{200};
+    lock l{c, "k", opts};
+    cancel_after cancel{ioc.get_executor(), 200ms}; // inside the 500 ms attempt
+    std::optional<error_code> outcome;
+    bool acquired = false;
+    l.async_try_acquire(s, std::chrono::milliseconds{0},
+                        cancel.bind([&](error_code ec, std::optional<lock_lease> lease) {
+                            outcome = ec;
+                            acquired = lease.has_value();
+                        }));
+    ioc.run_for(10s);
+    cancel.disarm();
+    REQUIRE(outcome);
+    CHECK(*outcome == asio::error::operation_aborted);
+    CHECK_FALSE(acquired);
 }
