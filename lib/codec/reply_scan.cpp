@@ -16,6 +16,7 @@
 //   - Nothing but whitespace after the document.
 #include "codec/base64.hpp"
 #include "codec/reply_scan.hpp"
+#include "codec/word_scan.hpp"
 
 #include <array>
 #include <cstdint>
@@ -38,23 +39,14 @@ constexpr std::array<bool, 256> plain_bytes = [] {
 // Whether one of the 8 bytes of `w` is not plain: a quote, a backslash, a control
 // character or a byte >= 0x80. (The tricks are exact about "one of", not about which.)
 constexpr bool special(std::uint64_t w) {
-    constexpr std::uint64_t ones = 0x0101010101010101;
-    constexpr std::uint64_t high = 0x8080808080808080;
-    const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & high; };
-    return (has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\')) |
-            (((w - ones * 0x20) | w) & high)) != 0;
+    return (word::has_byte(w, '"') | word::has_byte(w, '\\') | word::has_less(w, 0x20) |
+            word::has_high(w)) != 0;
 }
 static_assert(!special(0x2020202020202020) && !special(0x7f7e7d5d5b3a2c21));
 static_assert(special(0x4141414141414122) && special(0x415c414141414141) &&
               special(0x1f41414141414141) && special(0x4141418041414141));
 
-// The 8 or 4 bytes at `p`, as one word.
-std::uint64_t load8(const char* p) {
-    std::uint64_t w;
-    std::memcpy(&w, p, 8);
-    return w;
-}
-
+// The 4 bytes at `p`, as one word (word::load reads 8).
 std::uint32_t load4(const char* p) {
     std::uint32_t w;
     std::memcpy(&w, p, 4);
@@ -271,7 +263,7 @@ private:
         for (; p != end_ && static_cast<unsigned char>(*p) <= ' '; ++p) {
             if (*p == '\n') {
                 // Go's indentation: a newline, then 4 spaces a level, taken 8 and 4 at a time.
-                while (end_ - p > 8 && load8(p + 1) == 0x2020202020202020)
+                while (end_ - p > 8 && word::load(p + 1) == 0x2020202020202020)
                     p += 8;
                 if (end_ - p > 4 && load4(p + 1) == 0x20202020)
                     p += 4;
@@ -316,7 +308,7 @@ private:
         const char* p = begin;
         escaped = false;
         for (;;) {
-            while (end_ - p >= 8 && !special(load8(p)))
+            while (end_ - p >= 8 && !special(word::load(p)))
                 p += 8;
             while (p != end_ && plain_bytes[static_cast<unsigned char>(*p)])
                 ++p;

@@ -1,26 +1,18 @@
 #include "codec/base64.hpp"
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
+#include "codec/word_scan.hpp"
 
 #include <charconv>
 #include <cstdint>
-#include <cstring>
 
 namespace conclave::codec {
 
 namespace {
 
-// Whether any of the 8 bytes in `w` must be escaped: below 0x20, '"' or '\'. (A byte
-// test without branches; "has a byte less than n" holds for n <= 128, and UTF-8 bytes,
-// all >= 0x80, never match.)
+// Whether any of the 8 bytes in `w` must be escaped: below 0x20, '"' or '\'.
 bool any_needs_escape(std::uint64_t w) {
-    constexpr std::uint64_t ones = 0x0101010101010101ULL;
-    constexpr std::uint64_t highs = 0x8080808080808080ULL;
-    const auto less_than = [](std::uint64_t v, std::uint64_t n) {
-        return (v - ones * n) & ~v & highs;
-    };
-    return (less_than(w, 0x20) | less_than(w ^ (ones * '"'), 1) |
-            less_than(w ^ (ones * '\\'), 1)) != 0;
+    return (word::has_less(w, 0x20) | word::has_byte(w, '"') | word::has_byte(w, '\\')) != 0;
 }
 
 // A JSON string as Boost.JSON writes it: '"' and '\' escaped, control characters as their
@@ -35,9 +27,7 @@ void append_string(std::string& out, std::string_view s) {
     std::size_t i = 0;
     while (i < s.size()) {
         if (i + 8 <= s.size()) {
-            std::uint64_t w;
-            std::memcpy(&w, s.data() + i, 8);
-            if (!any_needs_escape(w)) {
+            if (!any_needs_escape(word::load(s.data() + i))) {
                 i += 8;
                 continue;
             }

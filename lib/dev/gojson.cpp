@@ -1,3 +1,4 @@
+#include "codec/word_scan.hpp"
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 
@@ -696,12 +697,9 @@ bool plain_ascii(unsigned char b) {
 // and '&' (0x26) differ only in bit 2, '<' (0x3c) and '>' (0x3e) only in bit 1: one test
 // each pair.
 bool any_not_plain(std::uint64_t w) {
-    constexpr std::uint64_t ones = 0x0101010101010101ULL;
-    constexpr std::uint64_t highs = 0x8080808080808080ULL;
-    const auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-    const auto below_space = (w - ones * 0x20) & ~w & highs;
-    return ((w & highs) | below_space | has_zero((w | ones * 0x04) ^ (ones * 0x26)) |
-            has_zero((w | ones * 0x02) ^ (ones * 0x3e)) | has_zero(w ^ (ones * '\\'))) != 0;
+    using namespace codec::word;
+    return (has_high(w) | has_less(w, 0x20) | has_byte(w | ones * 0x04, 0x26) |
+            has_byte(w | ones * 0x02, 0x3e) | has_byte(w, '\\')) != 0;
 }
 
 // How many bytes at the start of s are plain: 8 at a time (keys, session IDs and base64
@@ -729,19 +727,12 @@ std::size_t plain_prefix(std::string_view s) {
     }
 #endif
     if (s.size() >= 8) {
-        for (; i + 8 <= s.size(); i += 8) {
-            std::uint64_t w;
-            std::memcpy(&w, s.data() + i, 8);
-            if (any_not_plain(w))
+        for (; i + 8 <= s.size(); i += 8)
+            if (any_not_plain(codec::word::load(s.data() + i)))
                 break;
-        }
-        if (i + 8 > s.size()) {
-            // The last (overlapping) 8 bytes at once rather than byte by byte.
-            std::uint64_t w;
-            std::memcpy(&w, s.data() + s.size() - 8, 8);
-            if (!any_not_plain(w))
-                return s.size();
-        }
+        // The last (overlapping) 8 bytes at once rather than byte by byte.
+        if (i + 8 > s.size() && !any_not_plain(codec::word::load(s.data() + s.size() - 8)))
+            return s.size();
     }
     while (i < s.size() && plain_ascii(static_cast<unsigned char>(s[i])))
         ++i;
