@@ -1,4 +1,4 @@
-// lock: the acquire loop (txn acquire + read-back, waits on the key, lock-delay backoff),
+// lock: the acquire loop (one txn per attempt, waits on the key, lock-delay backoff),
 // try-acquire with one budget, and destroy.
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"

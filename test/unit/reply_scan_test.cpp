@@ -290,7 +290,7 @@ TEST_CASE("reply_scan: takes the answers Consul sends, indented and compact", "[
             INFO(body);
             CHECK(check_txn(body));
         }
-    // A lock cycle's acquire answer, as the dev agent sends it.
+    // The dev agent's answer to a lock + get transaction (two entries).
     const std::string acquire = R"({
     "Results": [
         {
