@@ -18,6 +18,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -175,11 +176,12 @@ public:
         bound_by(clock::now() + timeout);
         head_.clear();
         append_request_head(head_, req);
-        const std::array<asio::const_buffer, 2> message{asio::buffer(head_),
-                                                        asio::buffer(req.body)};
-        auto [wec, wn] = co_await asio::async_write(stream_, message, await_token<Stream>());
-        if (wec)
-            co_return outcome(wec);
+        std::array<asio::const_buffer, 2> message{asio::buffer(head_), asio::buffer(req.body)};
+        if (!write_now(message)) {
+            auto [wec, wn] = co_await asio::async_write(stream_, message, await_token<Stream>());
+            if (wec)
+                co_return outcome(wec);
+        }
         response_parser parser{res, body_limit};
         if (auto rec = co_await read_response(parser))
             co_return outcome(rec);
@@ -191,6 +193,35 @@ public:
     }
 
 private:
+    // Sends what the socket takes at once, without waiting: true when that was all of
+    // `message`, else `message` is left holding the rest for async_write (which then also
+    // reports any error). A request fits a socket's send buffer, so it is nearly always
+    // sent here: async_write would send it just the same, but post its completion, and
+    // the coroutine would resume only after one more turn of the event loop (and a poll of
+    // the reactor). TLS writes go through the SSL engine: always async_write.
+    bool write_now(std::array<asio::const_buffer, 2>& message) {
+        if constexpr (is_tls<Stream>) {
+            return false;
+        } else {
+            if (!stream_.non_blocking()) {
+                error_code ec;
+                stream_.non_blocking(true, ec); // async operations work the same either way
+                if (ec)
+                    return false;
+            }
+            error_code ec;
+            std::size_t sent = stream_.send(message, 0, ec);
+            if (ec)
+                return false; // would block, or an error that async_write reports
+            for (auto& b : message) {
+                const std::size_t n = std::min(sent, b.size());
+                b += n;
+                sent -= n;
+            }
+            return message[0].size() == 0 && message[1].size() == 0;
+        }
+    }
+
     // What beast::http::async_read does, without its three layers of composed operations
     // per read: parse what the buffer holds, read more while the parser needs more.
     asio::awaitable<error_code> read_response(response_parser& parser) {

@@ -175,6 +175,33 @@ TEST_CASE("a PUT without a body says Content-Length: 0", "[http]") {
     CHECK(put.keep_alive());
 }
 
+// A request is first sent without waiting, as far as the socket takes it; what does not fit
+// (a value larger than the socket's buffers: a unix socket takes about 200 KB) must still
+// follow, in order.
+TEST_CASE("a request larger than the socket's send buffer arrives whole", "[http]") {
+    asio::io_context ioc;
+    const auto answer = [](const received_request&) {
+        return scripted_reply{http_response(200, "true")};
+    };
+    const std::string path = "/tmp/conclave-test-big-" + std::to_string(::getpid()) + ".sock";
+    scripted_server over_unix{ioc, path, answer};
+    scripted_server over_tcp{ioc, answer};
+    client_config unix_cfg;
+    REQUIRE(apply_http_addr(unix_cfg, "unix://" + path).empty());
+    std::string value(400 * 1024, '\0');
+    for (std::size_t i = 0; i < value.size(); ++i)
+        value[i] = char('a' + (i * 7 + i / 1024) % 26);
+    for (auto* server : {&over_unix, &over_tcp}) {
+        client c{ioc.get_executor(), server == &over_unix ? unix_cfg : config_for(*server)};
+        for (int round = 0; round < 2; ++round) // a new connection, then a reused one
+            CHECK(run(ioc, c.async_kv_put("big", value, kv_put_options{}, awaitable)));
+        REQUIRE(server->requests().size() == 2);
+        CHECK(server->connections() == 1);
+        for (const auto& r : server->requests())
+            CHECK(r.message.body() == value);
+    }
+}
+
 TEST_CASE("a token or host that would break the request head is refused up front", "[http]") {
     asio::io_context ioc;
     for (std::string value :
