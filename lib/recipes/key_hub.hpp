@@ -91,7 +91,7 @@ public:
     /// back sleep on their own notifier: waking thousands of them on every change of the
     /// key would cost O(waiters) per change for nothing.
     void poke() override {
-        changed.notify_all();
+        shared_query::poke();
         if (!queue.empty())
             queue.front()->wake.notify_all();
     }

@@ -5,6 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 
@@ -93,6 +94,7 @@ std::shared_ptr<void> shared_query::subscribe(need n) {
     if (n == need::monitor && monitors_++ == 0)
         monitor_from_ = clock::now();
     subscribers_changed_.notify_all();
+    wake_idle_query();
     if (!running_) {
         running_ = true;
         asio::co_spawn(consul.get_executor(), run(shared_from_this()), [](std::exception_ptr) {});
@@ -104,6 +106,8 @@ void shared_query::unsubscribe_for_handle(need n) {
     --subscribers_;
     if (n == need::monitor)
         --monitors_;
+    if (subscribers_ == 0)
+        idle_since_ = clock::now();
     subscribers_changed_.notify_all();
     if (subscribers_ > 0 || !reading_)
         return;
@@ -115,6 +119,39 @@ void shared_query::unsubscribe_for_handle(need n) {
         if (!ec && query && query->subscribers_ == 0)
             query->stop_read();
     });
+}
+
+void shared_query::wake_idle_query() {
+    if (!lingering_ || subscribers_ == 0 || linger_check_posted_)
+        return;
+    // Decided once the caller's current step is done: a subscriber that starts a
+    // transaction at once (an acquire of a free key) or leaves at once (a short hold) does
+    // not need the query, and the transaction's end checks again.
+    linger_check_posted_ = true;
+    asio::post(consul.get_executor(), [weak = weak_from_this()] {
+        const auto query = weak.lock();
+        if (!query)
+            return;
+        query->linger_check_posted_ = false;
+        if (query->lingering_ && query->subscribers_ > 0 && !query->transaction_in_flight())
+            query->linger_end_.notify_all();
+    });
+}
+
+asio::awaitable<void> shared_query::linger() {
+    lingering_ = true;
+    struct lingering_flag {
+        bool& flag;
+        ~lingering_flag() { flag = false; }
+    } reset{lingering_};
+    // Until a subscriber needs the query, or the grace since the last one left is over.
+    // Subscribers that come and go meanwhile move the end, without waking this loop.
+    while (subscribers_ == 0 || transaction_in_flight()) {
+        const auto end = idle_since_ + idle_grace;
+        if (subscribers_ == 0 && clock::now() >= end)
+            co_return;
+        co_await linger_end_.wait(subscribers_ == 0 ? end : clock::now() + idle_grace);
+    }
 }
 
 asio::awaitable<void> shared_query::idle_for_a_while() {
@@ -139,7 +176,7 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
         while (transaction_in_flight() && subscribers_ > 0)
             co_await changed.wait(clock::time_point::max());
         if (subscribers_ == 0) {
-            co_await subscribers_changed_.wait(clock::now() + idle_grace);
+            co_await linger();
             if (subscribers_ == 0)
                 co_return;
             continue;

@@ -64,8 +64,11 @@ public:
 
     /// Wakes on every change of the state, of the queue of waiters, and of attempts.
     notifier changed;
-    /// Wakes whoever may act on a change (the hubs add their front waiter).
-    virtual void poke() { changed.notify_all(); }
+    /// Wakes whoever may act on a change (the hubs add their front waiter, and call this).
+    virtual void poke() {
+        changed.notify_all();
+        wake_idle_query();
+    }
 
 protected:
     const settings& options() const noexcept { return settings_; }
@@ -95,7 +98,9 @@ protected:
 private:
     asio::awaitable<void> run(std::shared_ptr<shared_query> self);
     asio::awaitable<void> idle_for_a_while();
+    asio::awaitable<void> linger();
     void stop_read();
+    void wake_idle_query();
 
     const std::string registry_name_;
     settings settings_;
@@ -109,6 +114,15 @@ private:
     clock::time_point monitor_from_; ///< the first of the current monitors subscribed
     bool running_ = false;
     notifier subscribers_changed_;
+    // The query lingers without subscribers (linger()) until idle_since_ + idle_grace. A
+    // holder that acquires and releases again meanwhile does not wake it: its transaction
+    // is in flight by the time a posted check looks (wake_idle_query()), and it is gone
+    // again by the time the transaction's end looks. Waking it would cost a coroutine
+    // resumption and a timer armed anew per lock cycle (a timerfd_settime system call).
+    bool lingering_ = false;
+    bool linger_check_posted_ = false;
+    clock::time_point idle_since_;
+    notifier linger_end_;
     // The read in flight is bound to this signal. Why not `read || idle || restart`: that
     // runs three coroutines and two parallel groups per read, and a monitored lock cycle
     // makes one read per cycle (~10% of its client instructions).

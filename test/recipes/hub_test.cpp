@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace conclave;
 using namespace conclave::test;
@@ -147,6 +148,49 @@ TEST_CASE_METHOD(recipes_fixture,
             co_await s.async_destroy();
         lock cleanup{consul, p + "k"};
         co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+// After its last user left, a key's query lingers (100 ms) without waking for holders that
+// come and go; a waiter that needs it meanwhile must still start it at once.
+TEST_CASE_METHOD(recipes_fixture,
+                 "a waiter that comes while the key's idle query lingers starts it",
+                 "[lock][hub]") {
+    if (skip_unless_dev_agent())
+        return;
+    auto body = [&]() -> asio::awaitable<void> {
+        client other{ioc.get_executor(), server.client_config()};
+        auto mine = co_await session::async_create(consul, quick(5s));
+        auto theirs = co_await session::async_create(other, quick(5s));
+        lock here{consul, p + "k"};
+        lock there{other, p + "k"};
+        // Our hub knows the key (free, as our release left it) and lingers.
+        auto first = co_await here.async_acquire(mine);
+        co_await first.async_release();
+        auto held = co_await there.async_acquire(theirs);
+        // Our next attempt is refused (the key changed since): it needs the query now.
+        countdown acquired{ioc.get_executor(), 1};
+        std::optional<lock_lease> second;
+        auto acquire = [&]() -> asio::awaitable<void> {
+            second = co_await here.async_acquire(mine);
+            acquired.count_down();
+        };
+        const auto start = std::chrono::steady_clock::now();
+        asio::co_spawn(ioc, acquire(), asio::detached);
+        while (server.agent()->stats().blocking_queries_waiting == 0 &&
+               std::chrono::steady_clock::now() - start < 2s)
+            co_await sleep(2ms);
+        // Parked well before the grace ends (a query left lingering parks only after it).
+        CHECK(std::chrono::steady_clock::now() - start < 60ms);
+        CHECK(server.agent()->stats().blocking_queries_waiting == 1);
+        co_await held.async_release();
+        co_await acquired.wait();
+        REQUIRE(second);
+        co_await second->async_release();
+        co_await mine.async_destroy();
+        co_await theirs.async_destroy();
+        co_await here.async_destroy();
     };
     run(ioc, body());
 }
