@@ -13,6 +13,9 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <memory>
 #include <optional>
 
 namespace conclave::detail {
@@ -48,6 +51,16 @@ struct grant_state {
     notifier changed;
 };
 
+/// A grant's monitor subscribes to the hub's query (which then runs) only this long after
+/// it began. A holder that releases sooner (a short critical section) would have paid a
+/// query and its wake-up by the release for nothing: a third request per cycle. Nothing is
+/// missed: the query asks from the index our acquire wrote, so a change made meanwhile
+/// answers at once. Losing the session is noticed without the query (renewals, local
+/// deadline). Waited here, on the monitor's own timer, rather than by the query: a query
+/// woken for a monitor that then leaves within the delay costs two resumptions of its loop
+/// and two timers armed anew per watched lock cycle.
+inline constexpr auto monitor_start_delay = std::chrono::milliseconds{1};
+
 /// Waits until the grant is lost: `still_held()` (asked of the hub's state whenever it is
 /// known) says no, the hub's query failed more than `retries` times in a row, the session is
 /// lost (invalidated or past its local deadline), or the grant was marked lost (released by
@@ -62,7 +75,9 @@ asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shar
     // to the handler, cost about a fifth of a watched lock cycle's client instructions.
     co_await asio::this_coro::throw_if_cancelled(false);
     auto& s = *g->session;
-    auto subscription = hub.subscribe(shared_query::need::monitor);
+    // The hub's query is subscribed to once the section outlasts monitor_start_delay.
+    const auto subscribe_at = std::chrono::steady_clock::now() + monitor_start_delay;
+    std::shared_ptr<void> subscription;
     while (!g->lost) {
         // Checked before each wait too: a cancellation emitted before the first wait began
         // (the start was posted, another thread emitted) would not reach its timer.
@@ -77,7 +92,14 @@ asio::awaitable<error_code> wait_grant_lost(std::shared_ptr<grant_state> g, shar
             g->mark_lost(make_error_code(errc::lock_lost));
             break;
         }
-        co_await notifier::wait_any(s.policy.deadline(), hub.changed, s.changed, g->changed);
+        auto until = s.policy.deadline();
+        if (!subscription) {
+            if (std::chrono::steady_clock::now() >= subscribe_at)
+                subscription = hub.subscribe();
+            else
+                until = std::min(until, subscribe_at);
+        }
+        co_await notifier::wait_any(until, hub.changed, s.changed, g->changed);
     }
     co_return g->lost;
 }

@@ -17,13 +17,6 @@ namespace {
 // that releases and acquires again) before it is cancelled.
 constexpr auto idle_grace = std::chrono::milliseconds{100};
 
-// A query that only grant monitors need starts this long after the first of them came. A
-// holder that releases sooner (a short critical section) would have paid a query and its
-// wake-up by the release for nothing: a third request per cycle. Nothing is missed: the
-// query asks from the index our acquire wrote, so a change made meanwhile answers at once.
-// Losing the session is noticed without the query (renewals, local deadline).
-constexpr auto monitor_start_delay = std::chrono::milliseconds{1};
-
 } // namespace
 
 std::weak_ptr<void>& shared_slot(const client& c, const std::string& name) {
@@ -81,31 +74,25 @@ void shared_query::stop_read() {
 namespace {
 struct subscription {
     std::shared_ptr<shared_query> query;
-    shared_query::need need;
-    subscription(std::shared_ptr<shared_query> q, shared_query::need n)
-        : query(std::move(q))
-        , need(n) {}
-    ~subscription() { query->unsubscribe_for_handle(need); }
+    explicit subscription(std::shared_ptr<shared_query> q)
+        : query(std::move(q)) {}
+    ~subscription() { query->unsubscribe_for_handle(); }
 };
 } // namespace
 
-std::shared_ptr<void> shared_query::subscribe(need n) {
+std::shared_ptr<void> shared_query::subscribe() {
     ++subscribers_;
-    if (n == need::monitor && monitors_++ == 0)
-        monitor_from_ = clock::now();
     subscribers_changed_.notify_all();
     wake_idle_query();
     if (!running_) {
         running_ = true;
         asio::co_spawn(consul.get_executor(), run(shared_from_this()), [](std::exception_ptr) {});
     }
-    return std::make_shared<subscription>(shared_from_this(), n);
+    return std::make_shared<subscription>(shared_from_this());
 }
 
-void shared_query::unsubscribe_for_handle(need n) {
+void shared_query::unsubscribe_for_handle() {
     --subscribers_;
-    if (n == need::monitor)
-        --monitors_;
     if (subscribers_ == 0)
         idle_since_ = clock::now();
     subscribers_changed_.notify_all();
@@ -179,10 +166,6 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
             co_await linger();
             if (subscribers_ == 0)
                 co_return;
-            continue;
-        }
-        if (subscribers_ == monitors_ && clock::now() < monitor_from_ + monitor_start_delay) {
-            co_await subscribers_changed_.wait(monitor_from_ + monitor_start_delay);
             continue;
         }
 

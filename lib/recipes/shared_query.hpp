@@ -51,14 +51,11 @@ public:
     /// The Raft index the known state is as of.
     std::uint64_t state_index() const noexcept { return state_index_; }
 
-    /// Who keeps the query running: a waiter needs the state now; a grant's monitor only
-    /// needs to hear of a change, and a grant released within monitor_start_delay never
-    /// needs the query at all.
-    enum class need { now, monitor };
-    /// Keeps the query running while the returned handle lives.
-    std::shared_ptr<void> subscribe(need n = need::now);
+    /// Keeps the query running while the returned handle lives (a grant's monitor
+    /// subscribes only once its section outlasts monitor_start_delay: see grant.hpp).
+    std::shared_ptr<void> subscribe();
     /// Called when a handle returned by subscribe() goes.
-    void unsubscribe_for_handle(need n);
+    void unsubscribe_for_handle();
     /// Our view is out of date: read again (at once) before anyone decides on it.
     void forget();
 
@@ -110,8 +107,6 @@ private:
     std::uint64_t read_index_ = 0;  ///< X-Consul-Index of the last read (detects resets)
     unsigned failures_ = 0;
     unsigned subscribers_ = 0;
-    unsigned monitors_ = 0;          ///< subscribers that are grant monitors
-    clock::time_point monitor_from_; ///< the first of the current monitors subscribed
     bool running_ = false;
     notifier subscribers_changed_;
     // The query lingers without subscribers (linger()) until idle_since_ + idle_grace. A
