@@ -1,6 +1,7 @@
 // lock_lease: the lost signal (key watch, session loss, local deadline) and release.
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
+#include "recipes/grant_loss_wait.hpp"
 #include "recipes/lock_release.hpp"
 #include "recipes/lock_state.hpp"
 
@@ -63,7 +64,7 @@ void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(e
         return hub.entry() && hub.entry()->session == session;
     };
     const auto retries = s->lock->opts.monitor_retries;
-    detail::spawn_op(ex, detail::wait_grant_lost(s, hub, retries, still_held), std::move(h));
+    detail::start_grant_loss_wait(ex, std::move(s), hub, retries, still_held, std::move(h));
 }
 
 void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,

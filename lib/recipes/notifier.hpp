@@ -47,8 +47,8 @@ public:
 
     std::size_t waiting() const noexcept { return waiters_.size(); }
 
-private:
-    // Registers a timer for the listener's lifetime: notify_all() cancels its wait.
+    /// Registers a timer for the listener's lifetime: notify_all() cancels its wait (for
+    /// waits that are not coroutines: see grant_loss_wait.hpp).
     class listener {
     public:
         listener(notifier& n, asio::steady_timer& t)
@@ -63,6 +63,7 @@ private:
         std::list<asio::steady_timer*>::iterator it_;
     };
 
+private:
     std::list<asio::steady_timer*> waiters_;
 };
 

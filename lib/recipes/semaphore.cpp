@@ -5,6 +5,7 @@
 #include "consul/txn_call.hpp"
 #include "recipes/acquire_policy.hpp"
 #include "recipes/deadline.hpp"
+#include "recipes/grant_loss_wait.hpp"
 #include "recipes/semaphore_handoff.hpp"
 #include "recipes/semaphore_release.hpp"
 #include "recipes/semaphore_state.hpp"
@@ -343,7 +344,7 @@ void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error
         return !r.ec && r.record.holders.count(session) > 0;
     };
     const auto retries = sem.opts.monitor_retries;
-    detail::spawn_op(ex, detail::wait_grant_lost(s, *sem.hub, retries, still_held), std::move(h));
+    detail::start_grant_loss_wait(ex, std::move(s), *sem.hub, retries, still_held, std::move(h));
 }
 
 void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
