@@ -353,48 +353,67 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
     if (req.content_length > max_len || std::int64_t(req.body.size()) > max_len)
         return too_large();
 
-    // The usual shape of body first; anything else the way Go reads it, with Go's errors.
-    std::vector<decoded_op> decoded;
-    bool has_nil = false;
-    if (auto fast = txn_fast_decode(req.body)) {
-        decoded = std::move(*fast);
-    } else {
-        auto parsed = gojson::decode_first(req.body);
-        if (!parsed.v)
-            return text_response(400, "Failed to parse body: " + parsed.error);
-        if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
-            return text_response(400, "Failed to parse body: " + err);
-    }
-    if (decoded.size() > max_txn_ops)
-        return text_response(413, "Transaction contains too many operations (" +
-                                      std::to_string(decoded.size()) + " > " +
-                                      std::to_string(max_txn_ops) + ")");
+    const auto too_many = [](std::size_t n) {
+        return text_response(413, "Transaction contains too many operations (" + std::to_string(n) +
+                                      " > " + std::to_string(max_txn_ops) + ")");
+    };
+    const auto value_too_large = [&](const txn_op_in& op) {
+        return text_response(413, "Value for key " + go_quote(op.entry.key) + " is too large (" +
+                                      std::to_string(op.entry.value.size()) + " > " +
+                                      std::to_string(a.cfg.kv_max_value_size) + " bytes)");
+    };
 
     std::vector<txn_op_in> ops;
-    ops.reserve(decoded.size());
     std::size_t writes = 0;
-    for (auto& d : decoded) {
-        if (!d.present) {
-            if (has_nil) {
-                // Consul dereferences the nil operation and the connection dies.
-                http_response r;
-                r.drop = true;
-                return r;
-            }
-            continue;
-        }
-        if (d.op.is_kv) {
-            if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
-                return text_response(413, "Value for key " + go_quote(d.op.entry.key) +
-                                              " is too large (" +
-                                              std::to_string(d.op.entry.value.size()) + " > " +
-                                              std::to_string(a.cfg.kv_max_value_size) + " bytes)");
-            if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
+    if (auto compact = txn_compact_ops(req.body)) {
+        // The usual body, read straight into the store's operations: every element a KV
+        // operation, none nil, so the checks below are the general loop's for that case.
+        ops = std::move(*compact);
+        if (ops.size() > max_txn_ops)
+            return too_many(ops.size());
+        for (const auto& op : ops) {
+            if (op.entry.value.size() > a.cfg.kv_max_value_size)
+                return value_too_large(op);
+            if (kv_op_is_write(kv_op_from_verb(op.verb)))
                 ++writes;
-        } else if (d.verb_of_other != "get") {
-            ++writes;
         }
-        ops.push_back(std::move(d.op));
+    } else {
+        // Other usual shapes next; anything else the way Go reads it, with Go's errors.
+        std::vector<decoded_op> decoded;
+        bool has_nil = false;
+        if (auto fast = txn_fast_decode(req.body)) {
+            decoded = std::move(*fast);
+        } else {
+            auto parsed = gojson::decode_first(req.body);
+            if (!parsed.v)
+                return text_response(400, "Failed to parse body: " + parsed.error);
+            if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
+                return text_response(400, "Failed to parse body: " + err);
+        }
+        if (decoded.size() > max_txn_ops)
+            return too_many(decoded.size());
+
+        ops.reserve(decoded.size());
+        for (auto& d : decoded) {
+            if (!d.present) {
+                if (has_nil) {
+                    // Consul dereferences the nil operation and the connection dies.
+                    http_response r;
+                    r.drop = true;
+                    return r;
+                }
+                continue;
+            }
+            if (d.op.is_kv) {
+                if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
+                    return value_too_large(d.op);
+                if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
+                    ++writes;
+            } else if (d.verb_of_other != "get") {
+                ++writes;
+            }
+            ops.push_back(std::move(d.op));
+        }
     }
 
     const auto now = std::chrono::steady_clock::now();
