@@ -1,4 +1,5 @@
-// The fast path of /v1/txn's body decoding: Boost.JSON's SAX parser straight into
+// The fast paths of /v1/txn's body decoding. First compact_scanner (below) reads the
+// compact text that clients write byte by byte; then Boost.JSON's SAX parser straight into
 // decoded_op, for the shapes that conclave's client (codec/txn_body.cpp) and Go's api.Txn
 // send. It accepts a body only when the general path (gojson::decode_first + decode_ops)
 // gives the very same operations and no error, so it declines anything unusual:
