@@ -910,6 +910,10 @@ void write_value(std::string& out, const boost::json::value& v, int depth, bool 
 
 } // namespace
 
+bool is_plain(std::string_view s) {
+    return plain_prefix(s) == s.size();
+}
+
 std::string marshal_indent(const boost::json::value& v) {
     std::string out;
     out.reserve(1024); // a usual answer (a few KV entries) without regrowing

@@ -56,6 +56,11 @@ std::string type_error(std::string_view what, std::string_view struct_name,
 /// the last matching one wins; this returns that one.
 const value* find_field(const value& object, std::string_view name);
 
+/// Whether Go writes s as it is between quotes: no byte that json.Marshal escapes (control
+/// characters, '"', '\\', and HTML's '<', '>', '&') and no byte above 0x7f (whose UTF-8 it
+/// checks, and U+2028/U+2029 it escapes).
+bool is_plain(std::string_view s);
+
 /// Go's json.MarshalIndent(v, "", "    ") followed by "\n" (a dev agent's JSON bodies).
 std::string marshal_indent(const boost::json::value& v);
 

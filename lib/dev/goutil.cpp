@@ -307,6 +307,22 @@ decoded_bytes go_base64_decode(std::string_view s) {
     return {std::move(out), {}};
 }
 
+bool canonical_uuid_key(std::string_view s, char (&out)[16]) {
+    if (s.size() != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
+        return false;
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < 36; i += 2) {
+        if (i == 8 || i == 13 || i == 18 || i == 23)
+            ++i;
+        const int high = hex_value(static_cast<unsigned char>(s[i]));
+        const int low = hex_value(static_cast<unsigned char>(s[i + 1]));
+        if (high < 0 || low < 0)
+            return false;
+        out[n++] = char(high << 4 | low);
+    }
+    return true;
+}
+
 parsed_uuid memdb_uuid(std::string_view s) {
     const auto fail = [](std::string e) { return parsed_uuid{std::nullopt, std::move(e)}; };
     if (s.size() != 36)

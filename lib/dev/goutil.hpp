@@ -40,6 +40,10 @@ struct parsed_uuid {
 /// go-memdb's UUIDFieldIndex lookup key (length 36 enforced, hyphens anywhere, hex pairs).
 parsed_uuid memdb_uuid(std::string_view s);
 
+/// memdb_uuid's key for the usual text (8-4-4-4-12 hex digits, either case) written to out
+/// without allocating: true then. False for any other text, which memdb_uuid decides.
+bool canonical_uuid_key(std::string_view s, char (&out)[16]);
+
 /// Lower-case ASCII copy.
 std::string ascii_lower(std::string_view s);
 

@@ -41,6 +41,12 @@ void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value
 /// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the
 /// query metadata that Consul's TxnReadResponse carries.
 std::string txn_body(const txn_outcome& o, bool read_only);
+/// txn_body's usual case written from constant fragments into one buffer: answers without
+/// errors whose entries have no value and no string that needs escaping (a lock's, a
+/// release's). False, with out unspecified, for anything else.
+bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out);
+/// txn_body through gojson::indent_writer, for every answer.
+std::string txn_body_general(const txn_outcome& o, bool read_only);
 
 // ---- handlers ------------------------------------------------------------------------------
 

@@ -5,6 +5,9 @@
 #include "dev/routes.hpp"
 #include "dev/txn_fast_decode.hpp"
 
+#include <charconv>
+#include <cstring>
+
 namespace conclave::dev::detail {
 
 using gojson::kind;
@@ -169,7 +172,126 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
     return errs.get();
 }
 
+namespace {
+
+// txn_body_direct's output buffer: fragments of known length copied in (a memcpy of a
+// constant size compiles to a few moves; the writer's general calls cost ~20 each).
+class fragment_cursor {
+public:
+    explicit fragment_cursor(char* w)
+        : w_(w) {}
+
+    template <std::size_t N>
+    void lit(const char (&s)[N]) {
+        std::memcpy(w_, s, N - 1);
+        w_ += N - 1;
+    }
+    void text(std::string_view s) {
+        if (!s.empty())
+            std::memcpy(w_, s.data(), s.size());
+        w_ += s.size();
+    }
+    void number(std::uint64_t n) { w_ = std::to_chars(w_, w_ + max_digits, n).ptr; }
+    char* end() const { return w_; }
+
+    static constexpr std::size_t max_digits = 20;
+
+private:
+    char* w_;
+};
+
+// The fragments of an answer without errors, at the depths indent_writer puts them: the
+// top object's members at 4 spaces, Results' elements at 8, their "KV" at 12 and the
+// entry's fields at 16, each closing bracket on a line of its own at its opener's depth.
+constexpr char results_open[] = "{\n    \"Results\": [";
+constexpr char entry_open[] = "\n        {\n            \"KV\": {\n                \"LockIndex\": ";
+constexpr char entry_key[] = ",\n                \"Key\": \"";
+constexpr char entry_flags[] = "\",\n                \"Flags\": ";
+constexpr char entry_value_null[] = ",\n                \"Value\": null";
+constexpr char entry_session[] = ",\n                \"Session\": \"";
+constexpr char entry_session_end[] = "\"";
+constexpr char entry_create[] = ",\n                \"CreateIndex\": ";
+constexpr char entry_modify[] = ",\n                \"ModifyIndex\": ";
+constexpr char entry_close[] = "\n            }\n        }";
+constexpr char results_close[] = "\n    ]";
+constexpr char errors_null[] = ",\n    \"Errors\": null";
+constexpr char read_meta[] = ",\n    \"Index\": 0,\n    \"LastContact\": 0,\n    \"KnownLeader\": "
+                             "true,\n    \"ConsistencyLevel\": \"\",\n    \"NotModified\": false";
+constexpr char body_close[] = "\n}\n";
+
+constexpr std::size_t len(std::string_view s) {
+    return s.size();
+}
+
+} // namespace
+
+bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out) {
+    if (!o.errors.empty())
+        return false;
+    constexpr std::size_t entry_fixed = len(entry_open) + len(entry_key) + len(entry_flags) +
+                                        len(entry_value_null) + len(entry_create) +
+                                        len(entry_modify) + len(entry_close) + 1 +
+                                        4 * fragment_cursor::max_digits;
+    std::size_t size = len(results_open) + len(results_close) + len(errors_null) + len(read_meta) +
+                       len(body_close);
+    for (const auto& r : o.results) {
+        const kv_entry& e = r.entry;
+        // A value (a get's) is base64, and strings that need escaping go through Go's
+        // escaper: both left to the general writer.
+        if ((r.with_value && !e.value.empty()) || !gojson::is_plain(e.key) ||
+            !gojson::is_plain(e.session))
+            return false;
+        size += entry_fixed + e.key.size();
+        if (!e.session.empty())
+            size += len(entry_session) + e.session.size() + len(entry_session_end);
+    }
+    // An upper bound (numbers at their longest), cut to what was written.
+    out.resize(size);
+    fragment_cursor w(out.data());
+    w.lit(results_open);
+    for (std::size_t i = 0; i < o.results.size(); ++i) {
+        const kv_entry& e = o.results[i].entry;
+        if (i > 0)
+            w.lit(",");
+        w.lit(entry_open);
+        w.number(e.lock_index);
+        w.lit(entry_key);
+        w.text(e.key);
+        w.lit(entry_flags);
+        w.number(e.flags);
+        w.lit(entry_value_null);
+        if (!e.session.empty()) {
+            w.lit(entry_session);
+            w.text(e.session);
+            w.lit(entry_session_end);
+        }
+        w.lit(entry_create);
+        w.number(e.create_index);
+        w.lit(entry_modify);
+        w.number(e.modify_index);
+        w.lit(entry_close);
+    }
+    // An empty array closes on the same line: "Results": []
+    if (o.results.empty())
+        w.lit("]");
+    else
+        w.lit(results_close);
+    w.lit(errors_null);
+    if (read_only)
+        w.lit(read_meta);
+    w.lit(body_close);
+    out.resize(std::size_t(w.end() - out.data()));
+    return true;
+}
+
 std::string txn_body(const txn_outcome& o, bool read_only) {
+    std::string out;
+    if (txn_body_direct(o, read_only, out))
+        return out;
+    return txn_body_general(o, read_only);
+}
+
+std::string txn_body_general(const txn_outcome& o, bool read_only) {
     std::string out;
     // A lock's answer (two entries, ~800 bytes) without regrowing.
     out.reserve(1024);
@@ -231,48 +353,67 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
     if (req.content_length > max_len || std::int64_t(req.body.size()) > max_len)
         return too_large();
 
-    // The usual shape of body first; anything else the way Go reads it, with Go's errors.
-    std::vector<decoded_op> decoded;
-    bool has_nil = false;
-    if (auto fast = txn_fast_decode(req.body)) {
-        decoded = std::move(*fast);
-    } else {
-        auto parsed = gojson::decode_first(req.body);
-        if (!parsed.v)
-            return text_response(400, "Failed to parse body: " + parsed.error);
-        if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
-            return text_response(400, "Failed to parse body: " + err);
-    }
-    if (decoded.size() > max_txn_ops)
-        return text_response(413, "Transaction contains too many operations (" +
-                                      std::to_string(decoded.size()) + " > " +
-                                      std::to_string(max_txn_ops) + ")");
+    const auto too_many = [](std::size_t n) {
+        return text_response(413, "Transaction contains too many operations (" + std::to_string(n) +
+                                      " > " + std::to_string(max_txn_ops) + ")");
+    };
+    const auto value_too_large = [&](const txn_op_in& op) {
+        return text_response(413, "Value for key " + go_quote(op.entry.key) + " is too large (" +
+                                      std::to_string(op.entry.value.size()) + " > " +
+                                      std::to_string(a.cfg.kv_max_value_size) + " bytes)");
+    };
 
     std::vector<txn_op_in> ops;
-    ops.reserve(decoded.size());
     std::size_t writes = 0;
-    for (auto& d : decoded) {
-        if (!d.present) {
-            if (has_nil) {
-                // Consul dereferences the nil operation and the connection dies.
-                http_response r;
-                r.drop = true;
-                return r;
-            }
-            continue;
-        }
-        if (d.op.is_kv) {
-            if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
-                return text_response(413, "Value for key " + go_quote(d.op.entry.key) +
-                                              " is too large (" +
-                                              std::to_string(d.op.entry.value.size()) + " > " +
-                                              std::to_string(a.cfg.kv_max_value_size) + " bytes)");
-            if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
+    if (auto compact = txn_compact_ops(req.body)) {
+        // The usual body, read straight into the store's operations: every element a KV
+        // operation, none nil, so the checks below are the general loop's for that case.
+        ops = std::move(*compact);
+        if (ops.size() > max_txn_ops)
+            return too_many(ops.size());
+        for (const auto& op : ops) {
+            if (op.entry.value.size() > a.cfg.kv_max_value_size)
+                return value_too_large(op);
+            if (kv_op_is_write(kv_op_from_verb(op.verb)))
                 ++writes;
-        } else if (d.verb_of_other != "get") {
-            ++writes;
         }
-        ops.push_back(std::move(d.op));
+    } else {
+        // Other usual shapes next; anything else the way Go reads it, with Go's errors.
+        std::vector<decoded_op> decoded;
+        bool has_nil = false;
+        if (auto fast = txn_fast_decode(req.body)) {
+            decoded = std::move(*fast);
+        } else {
+            auto parsed = gojson::decode_first(req.body);
+            if (!parsed.v)
+                return text_response(400, "Failed to parse body: " + parsed.error);
+            if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
+                return text_response(400, "Failed to parse body: " + err);
+        }
+        if (decoded.size() > max_txn_ops)
+            return too_many(decoded.size());
+
+        ops.reserve(decoded.size());
+        for (auto& d : decoded) {
+            if (!d.present) {
+                if (has_nil) {
+                    // Consul dereferences the nil operation and the connection dies.
+                    http_response r;
+                    r.drop = true;
+                    return r;
+                }
+                continue;
+            }
+            if (d.op.is_kv) {
+                if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
+                    return value_too_large(d.op);
+                if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
+                    ++writes;
+            } else if (d.verb_of_other != "get") {
+                ++writes;
+            }
+            ops.push_back(std::move(d.op));
+        }
     }
 
     const auto now = std::chrono::steady_clock::now();

@@ -129,12 +129,11 @@ void store::kv_store(kv_entry e) {
     // holder, a set of an unlocked key: most writes).
     if (!exists || it->second.session != e.session) {
         if (exists && !it->second.session.empty()) {
+            // A session that released its last key keeps its (empty) entry: it usually takes
+            // a lock again soon (a lock cycle), and delete_session drops the entry.
             auto h = held_.find(it->second.session);
-            if (h != held_.end()) {
+            if (h != held_.end())
                 h->second.erase(e.key);
-                if (h->second.empty())
-                    held_.erase(h);
-            }
         }
         if (!e.session.empty())
             held_[e.session].insert(e.key);

@@ -243,9 +243,9 @@ private:
     std::map<std::string, kv_entry, std::less<>> kvs_;
     std::map<std::string, std::uint64_t, std::less<>> tombstones_;
     std::map<std::string, steady_time, std::less<>> lock_delays_;
-    std::map<std::string, std::set<std::string>> held_; ///< session text -> keys it holds
-    std::map<std::string, session_rec> sessions_;       ///< by UUID index key
-    std::map<std::string, node_rec> nodes_;             ///< by lower-case name
+    std::map<std::string, std::set<std::string>> held_;        ///< session text -> keys it holds
+    std::map<std::string, session_rec, std::less<>> sessions_; ///< by UUID index key
+    std::map<std::string, node_rec> nodes_;                    ///< by lower-case name
     radix_tree kv_tree_;
     radix_tree session_tree_;      ///< sessions "id" index
     radix_tree session_node_tree_; ///< sessions "node" index

@@ -73,6 +73,12 @@ std::size_t store::reap_tombstones() {
 // ---- sessions --------------------------------------------------------------------------------
 
 const session_rec* store::find_session(std::string_view id, std::string& error) const {
+    // Every lock looks its session up: the usual ID's key without an allocation.
+    char raw[16];
+    if (canonical_uuid_key(id, raw)) {
+        auto it = sessions_.find(std::string_view(raw, sizeof raw));
+        return it == sessions_.end() ? nullptr : &it->second;
+    }
     const parsed_uuid key = memdb_uuid(id);
     if (!key.bytes) {
         error = "failed session lookup: index error: " + key.error;
@@ -184,6 +190,7 @@ void store::delete_session(std::uint64_t idx, const std::string& key, steady_tim
         if (delay > 0)
             lock_delays_[k] = now + std::chrono::nanoseconds(delay);
     }
+    held_.erase(s.id);
     if (on_session_destroyed)
         on_session_destroyed(s.id);
 }

@@ -32,4 +32,12 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
 /// the general path decides, and words the error).
 std::optional<std::vector<decoded_op>> txn_fast_decode(std::string_view body);
 
+/// The first thing txn_fast_decode tries: the compact text clients write (no whitespace,
+/// printable ASCII strings, `"KV"` first in each element), read byte by byte. Takes a
+/// subset of what txn_fast_decode takes, the same way; nullopt for anything else.
+std::optional<std::vector<decoded_op>> txn_compact_decode(std::string_view body);
+/// The same operations as the store takes them (each one present, a KV operation): what
+/// /v1/txn tries first.
+std::optional<std::vector<txn_op_in>> txn_compact_ops(std::string_view body);
+
 } // namespace conclave::dev::detail

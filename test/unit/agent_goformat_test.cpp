@@ -148,6 +148,39 @@ TEST_CASE("agent: strconv, base64 and UUID error texts", "[unit][agent]") {
           "Invalid UUID: encoding/hex: invalid byte: U+00FF '\xc3\xbf'");
 }
 
+// canonical_uuid_key is find_session's allocation-free way to memdb_uuid's key: it takes
+// only texts memdb_uuid accepts, with the same key; the usual ID in either case.
+TEST_CASE("agent: canonical_uuid_key agrees with memdb_uuid", "[unit][agent]") {
+    char raw[16];
+    const std::string id = "3ea9f9a8-f4f0-ac60-9df0-53c3b32a6def";
+    REQUIRE(canonical_uuid_key(id, raw));
+    CHECK(std::string(raw, 16) == *memdb_uuid(id).bytes);
+    REQUIRE(canonical_uuid_key("3EA9F9A8-F4F0-AC60-9DF0-53C3B32A6DEF", raw));
+    CHECK(std::string(raw, 16) == *memdb_uuid(id).bytes);
+    // Valid for memdb_uuid but not canonical: left to it.
+    CHECK_FALSE(canonical_uuid_key("3-EA9F9A8F4F0AC609DF053C3B32A6DE-F--", raw));
+    CHECK_FALSE(canonical_uuid_key("3ea9f9a8f4f0ac609df053c3b32a6def0123", raw));
+    CHECK_FALSE(canonical_uuid_key("3ea9f9a8-f4f0-ac60-9df0-53c3b32a6de", raw));
+    CHECK_FALSE(canonical_uuid_key("", raw));
+
+    // Every byte at every position of the canonical text.
+    for (std::size_t at = 0; at < id.size(); ++at) {
+        for (int b = 0; b < 256; ++b) {
+            std::string s = id;
+            s[at] = char(b);
+            const auto general = memdb_uuid(s);
+            INFO("byte " << b << " at " << at);
+            if (canonical_uuid_key(s, raw)) {
+                REQUIRE(general.bytes);
+                CHECK(std::string(raw, 16) == *general.bytes);
+            } else {
+                // Declined: a hyphen moved, or a byte memdb_uuid refuses as well.
+                CHECK((b == '-' || at == 8 || at == 13 || at == 18 || at == 23 || !general.bytes));
+            }
+        }
+    }
+}
+
 TEST_CASE("agent: query strings, paths and content sniffing follow net/url and net/http",
           "[unit][agent]") {
     const query_params q = parse_query("b=2&a=1&flag&bad=%zz&sp=x+y%20z;semi=1&a=3");

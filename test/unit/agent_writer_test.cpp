@@ -254,6 +254,94 @@ TEST_CASE("agent: KV entries and transaction answers match the DOM path", "[unit
     }
 }
 
+// txn_body_direct writes the lock cycle's answers from fragments: it must take them, and
+// write what the general writer (and the DOM) write; what it declines goes there.
+TEST_CASE("agent: the direct transaction writer matches the general one", "[unit][agent]") {
+    const std::string sess = "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3";
+    auto held = entry("cyc/lock", "", sess);
+    held.flags = 3304740253564472344ULL;
+    held.lock_index = 14000;
+    auto released = held;
+    released.session.clear();
+    auto extreme = entry("", "", "s");
+    extreme.flags = extreme.lock_index = extreme.create_index = extreme.modify_index =
+        std::numeric_limits<std::uint64_t>::max();
+    auto zero = entry("k", "value not shown");
+    zero.flags = zero.lock_index = zero.create_index = zero.modify_index = 0;
+
+    std::vector<txn_outcome> taken(1); // no results: "Results": []
+    {
+        txn_outcome lock; // check-index (or check-not-exists: no result), then the lock
+        lock.results.push_back({released, false});
+        lock.results.push_back({held, false});
+        taken.push_back(lock);
+        txn_outcome release;
+        release.results.push_back({released, false});
+        taken.push_back(release);
+        txn_outcome many;
+        for (const auto& e : {held, released, extreme, zero, entry("a/b c~\x7f", "")})
+            many.results.push_back({e, e.value.empty()}); // an empty value shows as null
+        taken.push_back(many);
+    }
+    for (std::size_t i = 0; i < taken.size(); ++i) {
+        for (const bool read_only : {false, true}) {
+            INFO("outcome " << i << " read_only " << read_only);
+            std::string out = "left over";
+            REQUIRE(txn_body_direct(taken[i], read_only, out));
+            CHECK(out == txn_body_general(taken[i], read_only));
+            CHECK(out == txn_body_dom(taken[i], read_only));
+            CHECK(txn_body(taken[i], read_only) == out);
+        }
+    }
+
+    std::vector<txn_outcome> declined;
+    {
+        txn_outcome get; // a value to show
+        get.results.push_back({entry("k", "v"), true});
+        declined.push_back(get);
+        for (const auto& s : awkward_strings) {
+            if (gojson::is_plain(s))
+                continue;
+            txn_outcome key;
+            key.results.push_back({held, false});
+            key.results.push_back({entry(s, ""), false});
+            declined.push_back(key);
+            txn_outcome session;
+            session.results.push_back({entry("k", "", s), false});
+            declined.push_back(session);
+        }
+        txn_outcome failed;
+        failed.errors.emplace_back(1, "failed to lock key \"cyc/lock\", lock is already held");
+        declined.push_back(failed);
+    }
+    for (std::size_t i = 0; i < declined.size(); ++i) {
+        for (const bool read_only : {false, true}) {
+            INFO("declined outcome " << i << " read_only " << read_only);
+            std::string out;
+            CHECK_FALSE(txn_body_direct(declined[i], read_only, out));
+            CHECK(txn_body(declined[i], read_only) == txn_body_dom(declined[i], read_only));
+        }
+    }
+}
+
+// gojson::is_plain: exactly the strings the writer copies without escaping.
+TEST_CASE("agent: is_plain agrees with the writer", "[unit][agent]") {
+    for (int b = 0; b < 256; ++b) {
+        for (const std::size_t at : {0, 5, 16, 31}) {
+            std::string s(40, 'a');
+            s[at] = char(b);
+            std::string out;
+            gojson::indent_writer w(out);
+            w.string(s);
+            INFO("byte " << b << " at " << at);
+            if (gojson::is_plain(s))
+                CHECK(out == "\"" + s + "\"");
+            CHECK(gojson::is_plain(s) == (b >= 0x20 && b < 0x80 && b != '"' && b != '\\' &&
+                                          b != '<' && b != '>' && b != '&'));
+        }
+    }
+}
+
 TEST_CASE("agent: sessions match the DOM path", "[unit][agent]") {
     session_rec base;
     base.id = "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3";
