@@ -130,10 +130,16 @@ void store::kv_store(kv_entry e) {
     if (!exists || it->second.session != e.session) {
         if (exists && !it->second.session.empty()) {
             // A session that released its last key keeps its (empty) entry: it usually takes
-            // a lock again soon (a lock cycle), and delete_session drops the entry.
+            // a lock again soon (a lock cycle), and delete_session drops the entry. Only
+            // under the ID as the agent wrote it (lower case), which is what delete_session
+            // drops: an entry under another spelling goes once empty.
             auto h = held_.find(it->second.session);
-            if (h != held_.end())
+            if (h != held_.end()) {
                 h->second.erase(e.key);
+                const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+                if (h->second.empty() && std::any_of(h->first.begin(), h->first.end(), upper))
+                    held_.erase(h);
+            }
         }
         if (!e.session.empty())
             held_[e.session].insert(e.key);
