@@ -35,9 +35,9 @@ struct request {
 /// Content-Type when set, Content-Length as Beast's prepare_payload() would say it, and the
 /// blank line. No Connection header: keep-alive is HTTP/1.1's default.
 ///
-/// The size is added up first and the text copied into place with fixed-size copies: a
-/// std::string::append per piece (a call, a capacity check, and a strlen for each literal)
-/// cost ~900 instructions a request, four times as much.
+/// The size is added up first and the parts copied into place: a std::string::append per
+/// piece (a call, a capacity check, and a strlen for each literal) cost ~1250 instructions a
+/// request in callgrind, this ~450.
 inline void append_request_head(std::string& out, const request& req) {
     using boost::beast::http::verb;
     const std::string_view method = boost::beast::http::to_string(req.method);
