@@ -1,7 +1,8 @@
 // The scanner reads the body once, front to back, expecting the shapes below. On anything
 // else it declines, and the SAX parser of reply_parser.cpp decides about the body.
 //   - Tokens: JSON whitespace anywhere between them (Go's indentation is skipped 8 and 4
-//     spaces at a time); null, true, false; unsigned integers that fit 64 bits, without a leading
+//     spaces at a time, and in a KVPair compared at once with that before its first
+//     member); null, true, false; unsigned integers that fit 64 bits, without a leading
 //     zero, sign, fraction or exponent; strings of printable ASCII, with only the escapes
 //     \" \\ \/ \b \f \n \r \t (no \u, no byte >= 0x80: the SAX parser decodes those and
 //     validates UTF-8). Object keys and base64 Values take no escape at all.
@@ -118,6 +119,10 @@ public:
             return false;
         if (eat(']'))
             return true;
+        // Room for a few elements at once: a txn answer has one or two, and growing the
+        // vector one by one would allocate twice and move the first entry for two.
+        if (out.capacity() - out.size() < 4)
+            out.reserve(out.size() + 4);
         do {
             if (!(this->*element)(out.emplace_back()))
                 return false;
@@ -129,45 +134,57 @@ public:
     bool entry(kv_entry& e) {
         if (!eat('{'))
             return false;
+        const char* const first_space = p_;
         if (eat('}'))
             return true;
+        // The whitespace before the first member (Go's newline and indentation, or nothing):
+        // what comes after the comma of each member that follows, in Go's output.
+        const std::string_view space(first_space, std::size_t(p_ - first_space));
+        if (!eat('"'))
+            return false;
         unsigned seen = 0;
         std::string_view encoded;
-        do {
+        for (;;) {
             const int f = field_key();
             if (f < 0 || (seen & (1u << f)))
                 return false;
             seen |= 1u << f;
-            if (eat_word("null")) // absent: e keeps its default
-                continue;
-            bool ok = false;
-            bool escaped = false;
-            switch (f) {
-            case field::key:
-                ok = text(e.key);
-                break;
-            case field::session:
-                ok = text(e.session);
-                break;
-            case field::value:
-                ok = string(encoded, escaped) && !escaped;
-                break;
-            case field::flags:
-                ok = number(e.flags);
-                break;
-            case field::lock_index:
-                ok = number(e.lock_index);
-                break;
-            case field::create_index:
-                ok = number(e.create_index);
-                break;
-            default:
-                ok = number(e.modify_index);
-                break;
+            if (!null_value()) { // null: absent, e keeps its default
+                bool ok = false;
+                bool escaped = false;
+                switch (f) {
+                case field::key:
+                    ok = text(e.key);
+                    break;
+                case field::session:
+                    ok = text(e.session);
+                    break;
+                case field::value:
+                    ok = string(encoded, escaped) && !escaped;
+                    break;
+                case field::flags:
+                    ok = lock_flags(e.flags) || number(e.flags);
+                    break;
+                case field::lock_index:
+                    ok = number(e.lock_index);
+                    break;
+                case field::create_index:
+                    ok = number(e.create_index);
+                    break;
+                default:
+                    ok = number(e.modify_index);
+                    break;
+                }
+                if (!ok)
+                    return false;
             }
-            if (!ok)
+            if (next_key(space))
+                continue;
+            if (!eat(','))
+                break;
+            if (!eat('"'))
                 return false;
-        } while (eat(','));
+        }
         if (!eat('}'))
             return false;
         if (encoded.empty())
@@ -224,10 +241,10 @@ public:
     }
 
 private:
-    // {"KV": KVPair}
+    // {"KV": KVPair}. The key is matched with its closing quote, as key() and a comparison
+    // with "KV" would take it, without the byte loop of key() and a call to memcmp.
     bool result(kv_entry& e) {
-        std::string_view k;
-        return eat('{') && key(k) && k == "KV" && entry(e) && eat('}');
+        return eat('{') && eat('"') && take("KV\"") && colon() && entry(e) && eat('}');
     }
 
     // {"OpIndex": n, "What": "..."}, either member missing or both.
@@ -342,11 +359,11 @@ private:
         return true;
     }
 
-    // A KVPair key and its colon: the field it names, or -1. The names have different
-    // first letters, and are matched with their closing quote: a longer key, or one with an
-    // escape, does not match.
+    // The rest of a KVPair key, after its opening quote, and its colon: the field it names,
+    // or -1. The names have different first letters, and are matched with their closing
+    // quote: a longer key, or one with an escape, does not match.
     int field_key() {
-        if (!eat('"') || p_ == end_)
+        if (p_ == end_)
             return -1;
         bool known = false;
         int f = -1;
@@ -380,7 +397,74 @@ private:
             f = field::modify_index;
             break;
         }
-        return known && eat(':') ? f : -1;
+        return known && colon() ? f : -1;
+    }
+
+    // A colon, and Go's one space after it: the colon right after the key, then at most one
+    // space, are taken without the loop of skip_space (the value's reader skips any more).
+    bool colon() {
+        if (p_ == end_ || *p_ != ':')
+            return eat(':');
+        ++p_;
+        if (p_ != end_ && *p_ == ' ')
+            ++p_;
+        return true;
+    }
+
+    // The comma after a member, the whitespace `space` and the opening quote of the next
+    // key: consumes them, as eat(',') and eat('"') would, when they are exactly these bytes.
+    // `space` is whitespace, so eat() skips no more and no less of it than this. Go writes
+    // the same newline and indentation before each member of an object (nothing in compact
+    // form), so only the first is found by skip_space, byte by byte.
+    bool next_key(std::string_view space) {
+        const std::size_t n = space.size();
+        if (std::size_t(end_ - p_) < n + 2 || p_[0] != ',' || p_[n + 1] != '"' ||
+            !same(p_ + 1, space.data(), n))
+            return false;
+        p_ += n + 2;
+        return true;
+    }
+
+    // Whether the `n` bytes at `a` and `b` are the same: 8 at a time, first the first and
+    // last 8 (overlapping when n < 16), then those between (a call to memcmp cost more than
+    // the comparison, for Go's indentation).
+    static bool same(const char* a, const char* b, std::size_t n) {
+        if (n < 8) {
+            for (std::size_t i = 0; i < n; ++i)
+                if (a[i] != b[i])
+                    return false;
+            return true;
+        }
+        if (word::load(a) != word::load(b) || word::load(a + n - 8) != word::load(b + n - 8))
+            return false;
+        for (std::size_t i = 8; i + 8 < n; i += 8)
+            if (word::load(a + i) != word::load(b + i))
+                return false;
+        return true;
+    }
+
+    // A null value: consumes it. colon() leaves Go's output at the value, and a value that
+    // starts with 'n' there can only be null (no typed reader takes an 'n'): one byte tells,
+    // without the calls of eat_word() and skip_space().
+    bool null_value() {
+        if (p_ != end_ && static_cast<unsigned char>(*p_) > ' ')
+            return *p_ == 'n' && take("null");
+        return eat_word("null");
+    }
+
+    // Go's api.Lock flags, the value of Flags in every lock key: its 19 digits compared at
+    // once rather than read one by one. As number() does, takes the digits only when no
+    // digit follows (one more would make number() decline: it overflows).
+    bool lock_flags(std::uint64_t& out) {
+        static constexpr char digits[] = "3304740253564472344";
+        constexpr std::size_t n = sizeof digits - 1;
+        if (std::size_t(end_ - p_) < n || std::memcmp(p_, digits, n) != 0 ||
+            (std::size_t(end_ - p_) > n && unsigned(p_[n] - '0') < 10))
+            return false;
+        static_assert(lock_flag_value == 3304740253564472344ULL);
+        p_ += n;
+        out = lock_flag_value;
+        return true;
     }
 
     // An object key and its colon. `k` is the text up to the next quote, whatever it is:

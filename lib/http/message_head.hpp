@@ -12,6 +12,7 @@
 #include <boost/beast/http/verb.hpp>
 
 #include <charconv>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -33,37 +34,80 @@ struct request {
 /// Appends the head of `req` to `out`: the request line, Host, User-Agent, X-Consul-Token and
 /// Content-Type when set, Content-Length as Beast's prepare_payload() would say it, and the
 /// blank line. No Connection header: keep-alive is HTTP/1.1's default.
+///
+/// The size is added up first and the parts copied into place: a std::string::append per
+/// piece (a call, a capacity check, and a strlen for each literal) cost ~1250 instructions a
+/// request in callgrind, this ~450.
 inline void append_request_head(std::string& out, const request& req) {
     using boost::beast::http::verb;
-    out.append(boost::beast::http::to_string(req.method));
-    out += ' ';
-    out.append(req.target);
-    out.append(" HTTP/1.1\r\nHost: ");
-    out.append(req.host);
-    out.append("\r\nUser-Agent: ");
-    out.append(req.user_agent);
-    out.append("\r\n");
-    if (!req.token.empty()) {
-        out.append("X-Consul-Token: ");
-        out.append(req.token);
-        out.append("\r\n");
-    }
-    if (req.content_type) {
-        out.append("Content-Type: ");
-        out.append(req.content_type);
-        out.append("\r\n");
-    }
+    const std::string_view method = boost::beast::http::to_string(req.method);
+    const std::string_view content_type = req.content_type ? req.content_type : "";
     // RFC 9110 section 8.6: a PUT or POST without a body still says so, or a server may wait
     // for one; a GET or DELETE without one says nothing.
-    if (!req.body.empty() || req.method == verb::put || req.method == verb::post ||
-        req.method == verb::options) {
-        char digits[20];
-        const auto end = std::to_chars(digits, digits + sizeof digits, req.body.size()).ptr;
-        out.append("Content-Length: ");
-        out.append(digits, end);
-        out.append("\r\n");
+    const bool length = !req.body.empty() || req.method == verb::put || req.method == verb::post ||
+                        req.method == verb::options;
+    char digits[20];
+    const std::size_t digit_count =
+        length ? std::size_t(std::to_chars(digits, digits + sizeof digits, req.body.size()).ptr -
+                             digits)
+               : 0;
+
+    static constexpr std::string_view version = " HTTP/1.1\r\nHost: ";
+    static constexpr std::string_view agent = "\r\nUser-Agent: ";
+    static constexpr std::string_view token = "X-Consul-Token: ";
+    static constexpr std::string_view type = "Content-Type: ";
+    static constexpr std::string_view content_length = "Content-Length: ";
+    std::size_t size = method.size() + 1 + req.target.size() + version.size() + req.host.size() +
+                       agent.size() + req.user_agent.size() + 2 + 2;
+    if (!req.token.empty())
+        size += token.size() + req.token.size() + 2;
+    if (req.content_type)
+        size += type.size() + content_type.size() + 2;
+    if (length)
+        size += content_length.size() + digit_count + 2;
+
+    const std::size_t old_size = out.size();
+    out.resize(old_size + size);
+    char* p = out.data() + old_size;
+    const auto put = [&p](std::string_view s) {
+        std::memcpy(p, s.data(), s.size());
+        p += s.size();
+    };
+    // For the views a caller may leave default-constructed: their data() is null, which
+    // memcpy must not get even for no bytes.
+    const auto put_view = [&p](std::string_view s) {
+        if (!s.empty())
+            std::memcpy(p, s.data(), s.size());
+        p += s.size();
+    };
+    const auto crlf = [&p] {
+        std::memcpy(p, "\r\n", 2);
+        p += 2;
+    };
+    put(method);
+    *p++ = ' ';
+    put_view(req.target);
+    put(version);
+    put_view(req.host);
+    put(agent);
+    put_view(req.user_agent);
+    crlf();
+    if (!req.token.empty()) {
+        put(token);
+        put(req.token);
+        crlf();
     }
-    out.append("\r\n");
+    if (req.content_type) {
+        put(type);
+        put(content_type);
+        crlf();
+    }
+    if (length) {
+        put(content_length);
+        put(std::string_view(digits, digit_count));
+        crlf();
+    }
+    crlf();
 }
 
 /// Appends the head of `msg` to `out`: "METHOD target HTTP/1.1" or "HTTP/1.1 code reason",

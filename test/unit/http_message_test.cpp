@@ -113,6 +113,49 @@ TEST_CASE("a request with a body carries token, type and length in order", "[htt
                           "\r\n");
 }
 
+TEST_CASE("a request head is appended after what the string holds", "[http_message]") {
+    // The head is written into place after the string's old end, its size added up first:
+    // every part must land where the appends of each would have put it.
+    request req;
+    req.method = bhttp::verb::put;
+    req.target = "/v1/kv/a%20b?cas=0&flags=3304740253564472344";
+    req.host = "[::1]:8500";
+    req.user_agent = "agent/2";
+    req.token = "0123456789abcdef0123456789abcdef0123";
+    req.content_type = "application/octet-stream";
+    req.body = std::string(100000, 'x');
+    const std::string expected = "PUT /v1/kv/a%20b?cas=0&flags=3304740253564472344 HTTP/1.1\r\n"
+                                 "Host: [::1]:8500\r\n"
+                                 "User-Agent: agent/2\r\n"
+                                 "X-Consul-Token: 0123456789abcdef0123456789abcdef0123\r\n"
+                                 "Content-Type: application/octet-stream\r\n"
+                                 "Content-Length: 100000\r\n"
+                                 "\r\n";
+    CHECK(head_of(req) == expected);
+    std::string out = "earlier bytes";
+    append_request_head(out, req);
+    CHECK(out == "earlier bytes" + expected);
+    // Each optional line alone, and a GET with a body, which says its length.
+    req.method = bhttp::verb::get;
+    req.token = {};
+    req.content_type = nullptr;
+    req.body = "b";
+    CHECK(head_of(req) == "GET /v1/kv/a%20b?cas=0&flags=3304740253564472344 HTTP/1.1\r\n"
+                          "Host: [::1]:8500\r\n"
+                          "User-Agent: agent/2\r\n"
+                          "Content-Length: 1\r\n"
+                          "\r\n");
+    req.method = bhttp::verb::options;
+    req.body.clear();
+    req.content_type = "text/plain";
+    CHECK(head_of(req) == "OPTIONS /v1/kv/a%20b?cas=0&flags=3304740253564472344 HTTP/1.1\r\n"
+                          "Host: [::1]:8500\r\n"
+                          "User-Agent: agent/2\r\n"
+                          "Content-Type: text/plain\r\n"
+                          "Content-Length: 0\r\n"
+                          "\r\n");
+}
+
 TEST_CASE("the parser keeps status, body and meta headers whatever their case", "[http_message]") {
     const std::string bytes = "HTTP/1.1 404 Not Found\r\n"
                               "content-type: application/json\r\n"

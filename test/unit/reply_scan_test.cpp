@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace conclave;
@@ -374,6 +375,7 @@ TEST_CASE("reply_scan: edge cases", "[codec][scan]") {
     CHECK(check_txn("{}"));
     CHECK(check_txn(R"( { "Results" : [ ] , "Errors" : null } )"));
     CHECK(check_txn(R"({"Errors":[{},{"What":"w"},{"OpIndex":3}],"Results":null})"));
+    CHECK(check_txn(R"({"Results":[{ "KV" : {}},{"KV":{}},{"KV":  {"Key":"k"}}]})"));
     CHECK(check_txn(R"({"Results":[{"KV":{}}],"Index":5,"KnownLeader":false,)"
                     R"("ConsistencyLevel":"leader\"s","NotModified":true,"LastContact":0})"));
 
@@ -419,6 +421,10 @@ TEST_CASE("reply_scan: edge cases", "[codec][scan]") {
     CHECK_FALSE(check_entries(std::string("[{\"Key\":\"k\"}]\0", 14))); // a NUL after it
     for (const char* body : {
              R"({"Results":[{"Node":{}}]})",                         // not a KV result
+             R"({"Results":[{"KVX":{}}]})",                          // a longer key
+             R"({"Results":[{"K":{}}]})",                            // a shorter key
+             R"({"Results":[{"K\u0056":{}}]})",                      // an escaped key
+             R"({"Results":[{"KV"}]})",                              // no colon
              R"({"Results":[{"KV":{"Key":"k"},"KV":{"Key":"j"}}]})", // a duplicate KV
              R"({"Results":[{"KV":{"Key":"k"}},null]})",             // not an object
              R"({"Results":[],"Results":[]})",                       // a duplicate member
@@ -468,4 +474,81 @@ TEST_CASE("reply_scan: damaged answers agree with the SAX parser", "[codec][scan
     INFO("taken " << taken << ", declined " << declined);
     CHECK(taken > 1000);
     CHECK(declined > 1000);
+}
+
+TEST_CASE("reply_scan: KVPair members after whitespace unlike the first member's",
+          "[codec][scan]") {
+    // After the first member, a member whose comma, whitespace and quote are those of the
+    // first is taken at once; any other whitespace goes the long way, and must give the same
+    // result. Indentations of every length cover the comparison of short, whole and
+    // partial words.
+    for (std::size_t k = 0; k <= 20; ++k) {
+        const std::string first = k == 0 ? "" : "\n" + std::string(k, ' ');
+        std::vector<std::string> others{first, first + " ", first + "\t", " " + first, "", "\r\n"};
+        if (!first.empty())
+            others.push_back(first.substr(0, first.size() - 1));
+        for (std::size_t at = 0; at < first.size(); ++at) {
+            std::string tab = first;
+            tab[at] = '\t';
+            others.push_back(tab);
+            std::string wrong = first;
+            wrong[at] = 'x'; // not whitespace: declined
+            const std::string body = "[{" + first + R"("Key": "k",)" + wrong + R"("Flags": 1}])";
+            CHECK_FALSE(check_entries(body));
+        }
+        for (const auto& other : others) {
+            const std::string body =
+                "[{" + first + R"("Key": "k",)" + other + R"("Flags": 3304740253564472344,)" +
+                other + R"("Session": "s",)" + first + R"("LockIndex": 7)" + first + "}]";
+            INFO("indentation " << k);
+            CHECK(check_entries(body));
+            std::vector<kv_entry> out;
+            REQUIRE(scan_kv_entries(body, out));
+            REQUIRE(out.size() == 1);
+            CHECK(out[0].key == "k");
+            CHECK(out[0].flags == lock_flag_value);
+            CHECK(out[0].session == "s");
+            CHECK(out[0].lock_index == 7);
+        }
+    }
+    // A separator cut short by the end of the body.
+    CHECK_FALSE(check_entries("[{\n  \"Key\": \"k\",\n  "));
+    CHECK_FALSE(check_entries("[{\n  \"Key\": \"k\",\n  \""));
+}
+
+TEST_CASE("reply_scan: the lock flags and its neighbours", "[codec][scan]") {
+    // Go's lock flags are compared as text: they must read as the number they are, and
+    // anything longer, shorter or different must read as number() reads it, or be declined.
+    const std::vector<std::pair<std::string, bool>> flags{
+        {"3304740253564472344", true},    {"3304740253564472345", true},
+        {"3304740253564472343", true},    {"330474025356447234", true},
+        {"13304740253564472344", true},   {"33047402535644723440", false},
+        {"33047402535644723449", false},  {"3304740253564472344.0", false},
+        {"3304740253564472344e1", false}, {"3304740253564472344x", false},
+        {"3304740253564472344 ", true},   {"16210313421097356768", true},
+        {"18446744073709551615", true},   {"18446744073709551616", false},
+    };
+    for (const auto& [text, taken] : flags) {
+        for (const char* gap : {"", " ", "  ", "\n"}) {
+            const std::string body = std::string(R"([{"Flags":)") + gap + text + "}]";
+            INFO(body);
+            CHECK(check_entries(body) == taken);
+        }
+        // The digits at the very end of the body: declined, as the array is not closed.
+        CHECK_FALSE(check_entries(R"([{"Flags": )" + text));
+    }
+    std::vector<kv_entry> out;
+    REQUIRE(scan_kv_entries(R"([{"Flags": 3304740253564472344}])", out));
+    CHECK(out.at(0).flags == lock_flag_value);
+}
+
+TEST_CASE("reply_scan: null and not quite null after a colon", "[codec][scan]") {
+    for (const char* body :
+         {R"([{"Key": null}])", R"([{"Key":null}])", R"([{"Key":  null}])", "[{\"Key\":\n null}]",
+          "[{\"Key\":\tnull}]", R"([{"Key" : null}])", R"([{"Flags": null,"Value": null}])"})
+        CHECK(check_entries(body));
+    for (const char* body : {R"([{"Key": nul}])", R"([{"Key": nullx}])", R"([{"Key": n}])",
+                             R"([{"Flags": n}])", R"([{"Key": Null}])", R"([{"Key":  nul}])",
+                             R"([{"Key": )", R"([{"Key": n)", R"([{"Key":)"})
+        CHECK_FALSE(check_entries(body));
 }

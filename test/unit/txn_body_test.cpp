@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ TEST_CASE("txn_body: an escape anywhere in a long string, at every offset", "[co
     // Strings are scanned 8 bytes at a time: each special byte at each offset of words,
     // and of the tail shorter than a word.
     for (const char special : {'"', '\\', '\n', '\x01', '\x1f', '\x7f', '\x80', '\xff'}) {
-        for (std::size_t length : {1u, 7u, 8u, 9u, 16u, 23u}) {
+        for (std::size_t length = 1; length <= 25; ++length) {
             for (std::size_t at = 0; at < length; ++at) {
                 std::string key(length, 'k');
                 key[at] = special;
@@ -62,4 +63,43 @@ TEST_CASE("txn_body: an escape anywhere in a long string, at every offset", "[co
             }
         }
     }
+}
+
+TEST_CASE("txn_body: strings of every length and two escapes", "[codec][txn]") {
+    // The tail of a string shorter than a word is copied as the last word of the string,
+    // over bytes already written: right only when none of that word needed an escape.
+    for (std::size_t length = 0; length <= 25; ++length) {
+        std::string plain;
+        for (std::size_t i = 0; i < length; ++i)
+            plain += char('a' + i % 26);
+        std::vector<txn_op> ops{txn_op::lock(plain, plain, plain, 1)};
+        INFO("length " << length);
+        CHECK(txn_body(ops) == via_json_tree(ops));
+        for (std::size_t a = 0; a < length; ++a) {
+            for (std::size_t b = a; b < length; ++b) {
+                std::string key = plain;
+                key[a] = '"';
+                key[b] = '\n';
+                ops = {txn_op::check_session(key, key)};
+                INFO("offsets " << a << " and " << b);
+                CHECK(txn_body(ops) == via_json_tree(ops));
+            }
+        }
+    }
+}
+
+TEST_CASE("txn_body: flags and indexes, Go's lock and semaphore flags among them", "[codec][txn]") {
+    // The two flags Go's recipes write are copied as text: they and their neighbours must
+    // read as to_chars() would write them.
+    for (const std::uint64_t v :
+         {std::uint64_t(1), std::uint64_t(9), std::uint64_t(10), std::uint64_t(12345),
+          lock_flag_value - 1, lock_flag_value, lock_flag_value + 1, semaphore_flag_value - 1,
+          semaphore_flag_value, semaphore_flag_value + 1, ~std::uint64_t(0)}) {
+        const std::vector<txn_op> ops{txn_op::lock("k", "s", "", v), txn_op::cas("k", "v", v, v)};
+        INFO(v);
+        CHECK(txn_body(ops) == via_json_tree(ops));
+    }
+    const std::vector<txn_op> ops{txn_op::lock("k", "s", "", lock_flag_value)};
+    CHECK(txn_body(ops) ==
+          R"([{"KV":{"Verb":"lock","Key":"k","Flags":3304740253564472344,"Session":"s"}}])");
 }
