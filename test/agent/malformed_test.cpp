@@ -72,6 +72,53 @@ TEST_CASE("garbage bytes get 400 and a closed connection, others keep working",
     }(f));
 }
 
+// The body is parsed from what came with the head when it is all there, and read on
+// otherwise (in pieces, chunked or not).
+TEST_CASE("a request body is read whole however it arrives", "[agent][malformed]") {
+    agent_fixture f;
+    run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
+        const auto ex = co_await asio::this_coro::executor;
+        const std::string value(3000, 'v');
+        const std::string head_cl = "PUT /v1/kv/k HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+                                    "Content-Length: 3000\r\n\r\n";
+        const std::string head_chunked = "PUT /v1/kv/k HTTP/1.1\r\nHost: a\r\nConnection: "
+                                         "close\r\nTransfer-Encoding: chunked\r\n\r\n";
+        const std::string chunked = "7d0\r\n" + value.substr(0, 2000) + "\r\n3e8\r\n" +
+                                    value.substr(2000) + "\r\n0\r\n\r\n";
+        // Each request as the pieces it is sent in, a little apart (separate reads).
+        const std::vector<std::vector<std::string>> requests{
+            {head_cl + value},
+            {head_cl, value.substr(0, 1000), value.substr(1000)},
+            {head_cl + value.substr(0, 10), value.substr(10)},
+            {head_chunked + chunked},
+            {head_chunked + chunked.substr(0, 900), chunked.substr(900)},
+        };
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            INFO("request " << i);
+            {
+                const auto d_ = co_await http(f.port(), "DELETE", "/v1/kv/k");
+                REQUIRE(d_.status == 200);
+            }
+            http_conn conn(ex, f.port());
+            {
+                const auto c_ = co_await conn.connect();
+                REQUIRE_FALSE(c_);
+            }
+            for (std::size_t piece = 0; piece < requests[i].size(); ++piece) {
+                if (piece > 0)
+                    co_await sleep_for(20ms);
+                const auto s_ = co_await conn.send_raw(requests[i][piece]);
+                REQUIRE_FALSE(s_);
+            }
+            const std::string answer = co_await conn.read_until_close();
+            CHECK(starts_with(answer, "HTTP/1.1 200 OK"));
+            const auto r = co_await http(f.port(), "GET", "/v1/kv/k?raw");
+            CHECK(r.status == 200);
+            CHECK(r.body == value);
+        }
+    }(f));
+}
+
 TEST_CASE("huge headers get 431", "[agent][malformed]") {
     agent_fixture f;
     run(f.ioc, [](agent_fixture& f) -> asio::awaitable<void> {
