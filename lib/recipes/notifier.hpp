@@ -9,7 +9,6 @@
 
 #include <array>
 #include <chrono>
-#include <list>
 
 namespace conclave::detail {
 
@@ -18,6 +17,11 @@ namespace asio = boost::asio;
 class notifier {
 public:
     using clock = std::chrono::steady_clock;
+
+    notifier() = default;
+    // Its listeners point at it.
+    notifier(const notifier&) = delete;
+    notifier& operator=(const notifier&) = delete;
 
     /// Suspends until notify_all() or `until`, whichever comes first, then returns: the
     /// caller re-checks its state. Cancellation of the calling coroutine ends the wait; the
@@ -41,30 +45,48 @@ public:
     }
 
     void notify_all() {
-        for (auto* t : waiters_)
-            t->cancel();
+        // Cancelling only queues the waits' handlers: the list does not change meanwhile.
+        for (listener* l = first_; l != nullptr; l = l->next_)
+            l->timer_.cancel();
     }
 
-    std::size_t waiting() const noexcept { return waiters_.size(); }
+    std::size_t waiting() const noexcept { return count_; }
 
     /// Registers a timer for the listener's lifetime: notify_all() cancels its wait (for
-    /// waits that are not coroutines: see grant_loss_wait.hpp).
+    /// waits that are not coroutines: see grant_loss_wait.hpp). The listener is its own
+    /// list node (it stays where it was made: no copy, no move), so registering allocates
+    /// nothing: a watched lock cycle registers four of them.
     class listener {
     public:
         listener(notifier& n, asio::steady_timer& t)
-            : list_(n.waiters_)
-            , it_(list_.insert(list_.end(), &t)) {}
-        ~listener() { list_.erase(it_); }
+            : owner_(n)
+            , timer_(t)
+            , prev_(n.last_) {
+            // Appended: waiters are woken in the order they came.
+            (prev_ != nullptr ? prev_->next_ : n.first_) = this;
+            n.last_ = this;
+            ++n.count_;
+        }
+        ~listener() {
+            (prev_ != nullptr ? prev_->next_ : owner_.first_) = next_;
+            (next_ != nullptr ? next_->prev_ : owner_.last_) = prev_;
+            --owner_.count_;
+        }
         listener(const listener&) = delete;
         listener& operator=(const listener&) = delete;
 
     private:
-        std::list<asio::steady_timer*>& list_;
-        std::list<asio::steady_timer*>::iterator it_;
+        friend class notifier;
+        notifier& owner_;
+        asio::steady_timer& timer_;
+        listener* prev_;
+        listener* next_ = nullptr;
     };
 
 private:
-    std::list<asio::steady_timer*> waiters_;
+    listener* first_ = nullptr;
+    listener* last_ = nullptr;
+    std::size_t count_ = 0;
 };
 
 } // namespace conclave::detail
