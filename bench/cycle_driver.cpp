@@ -1,0 +1,132 @@
+// conclave-cycle-driver: N lock cycles (acquire + release, optionally watched) and nothing
+// else, for instruction counts. conclave-bench's `cycle` interleaves raw GETs and runs a
+// synchronous floor client in the same process, which a profiler would count too; here the
+// difference of two runs (N and 4N cycles) under `valgrind --tool=callgrind` is the
+// client's cost of 3N cycles (docs/benchmarks.md).
+//
+//   conclave-cycle-driver [--cycles N] [--monitor] [--agent HOST:PORT]
+//
+// Without --agent, a dev agent runs in a child process (callgrind does not follow it).
+#include "agent_process.hpp"
+
+#include <conclave/client.hpp>
+#include <conclave/lock.hpp>
+#include <conclave/session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace asio = boost::asio;
+using namespace conclave;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+struct options {
+    long cycles = 1000;
+    bool monitor = false;
+    std::string agent; ///< empty: a dev agent in a child process
+};
+
+// The holder's work: one turn of the loop (as conclave-bench cycle's, with no hold).
+asio::awaitable<void> work() {
+    co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+}
+
+asio::awaitable<void> run(client c, const options& o) {
+    session_config cfg; // named: no temporaries inside a co_await expression (g++ 12)
+    cfg.with_name("cycle-driver").with_lock_delay(std::chrono::milliseconds(0));
+    auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
+    if (ec)
+        throw boost::system::system_error(ec, "session create");
+    s.async_run(asio::detached);
+    lock l{c, "conclave-cycle-driver/lock", lock_options{}};
+    const auto start = std::chrono::steady_clock::now();
+    for (long i = 0; i < o.cycles; ++i) {
+        auto [aec, lease] = co_await l.async_acquire(s, use_tuple);
+        if (aec)
+            throw boost::system::system_error(aec, "acquire");
+        if (o.monitor)
+            co_await (lease.async_wait_lost(use_tuple) || work());
+        else
+            co_await work();
+        auto [rec] = co_await lease.async_release(use_tuple);
+        if (rec)
+            throw boost::system::system_error(rec, "release");
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::printf("%ld cycles%s in %.3f s: %.0f cycles/s\n", o.cycles, o.monitor ? " (watched)" : "",
+                took.count(), double(o.cycles) / took.count());
+    co_await s.async_destroy(use_tuple);
+    co_await l.async_destroy(use_tuple);
+}
+
+std::optional<options> parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--monitor") {
+            o.monitor = true;
+        } else if (a == "--cycles" && i + 1 < argc) {
+            o.cycles = std::atol(argv[++i]);
+        } else if (a == "--agent" && i + 1 < argc) {
+            o.agent = argv[++i];
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (o.cycles <= 0)
+        return std::nullopt;
+    return o;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    const auto o = parse(argc, argv);
+    if (!o) {
+        std::fprintf(stderr,
+                     "usage: conclave-cycle-driver [--cycles N] [--monitor] [--agent HOST:PORT]\n");
+        return 2;
+    }
+    try {
+        std::unique_ptr<bench::agent_process> child;
+        std::string address = o->agent;
+        if (address.empty()) {
+            child = std::make_unique<bench::agent_process>();
+            address = child->address();
+        }
+        client_config cfg;
+        if (const std::string error = apply_http_addr(cfg, address); !error.empty()) {
+            std::fprintf(stderr, "conclave-cycle-driver: --agent: %s\n", error.c_str());
+            return 2;
+        }
+        asio::io_context ioc;
+        client c{ioc.get_executor(), cfg};
+        std::exception_ptr failure;
+        asio::co_spawn(ioc, run(c, *o), [&](std::exception_ptr e) { failure = e; });
+        ioc.run();
+        if (failure)
+            std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "conclave-cycle-driver: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
