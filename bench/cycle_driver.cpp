@@ -120,7 +120,12 @@ int main(int argc, char** argv) {
         asio::io_context ioc;
         client c{ioc.get_executor(), cfg};
         std::exception_ptr failure;
-        asio::co_spawn(ioc, run(c, *o), [&](std::exception_ptr e) { failure = e; });
+        // On a failure the session's renewals would keep the loop running: stop it.
+        asio::co_spawn(ioc, run(c, *o), [&](std::exception_ptr e) {
+            failure = e;
+            if (e)
+                ioc.stop();
+        });
         ioc.run();
         if (failure)
             std::rethrow_exception(failure);

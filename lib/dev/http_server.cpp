@@ -210,7 +210,6 @@ asio::awaitable<bool> write_raw(connection& stream, const std::string& bytes) {
     co_return !ec;
 }
 
-// Go's net/http parses the request target into URL.Path (decoded) and RawQuery.
 // Feeds the parser what the buffer holds of the body: an error, or none with the body done
 // or waiting for more bytes.
 error_code parse_buffered_body(http::request_parser<http::string_body>& parser,
@@ -230,6 +229,7 @@ error_code parse_buffered_body(http::request_parser<http::string_body>& parser,
     return {};
 }
 
+// Go's net/http parses the request target into URL.Path (decoded) and RawQuery.
 bool make_request(const http::request_parser<http::string_body>& parser, http_request& req) {
     const auto& h = parser.get();
     req.method = std::string(h.method_string());

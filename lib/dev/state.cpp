@@ -122,6 +122,23 @@ void store::publish() {
 
 // ---- KV primitives --------------------------------------------------------------------------
 
+namespace {
+
+// Whether `id` is a session ID as the agent writes it (8-4-4-4-12 lower-case hex).
+bool agent_spelling(std::string_view id) {
+    if (id.size() != 36)
+        return false;
+    for (std::size_t i = 0; i < id.size(); ++i) {
+        const char c = id[i];
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
 void store::kv_store(kv_entry e) {
     auto it = kvs_.find(e.key);
     const bool exists = it != kvs_.end();
@@ -136,8 +153,7 @@ void store::kv_store(kv_entry e) {
             auto h = held_.find(it->second.session);
             if (h != held_.end()) {
                 h->second.erase(e.key);
-                const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
-                if (h->second.empty() && std::any_of(h->first.begin(), h->first.end(), upper))
+                if (h->second.empty() && !agent_spelling(h->first))
                     held_.erase(h);
             }
         }

@@ -7,6 +7,7 @@
 // 4,000 of a watched cycle's ~66,000 client instructions (callgrind).
 #pragma once
 
+#include "consul/spawn.hpp"
 #include "recipes/grant.hpp"
 #include "recipes/notifier.hpp"
 #include "recipes/shared_query.hpp"
@@ -29,6 +30,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <memory>
 
 namespace conclave::detail {
@@ -68,15 +70,19 @@ public:
         , on_grant_(grant_->changed, timer_) {}
 
 private:
-    // Cancels the wait on a terminal cancellation (the filter a co_spawned coroutine has).
+    // Cancels the wait on a terminal cancellation (the filter a co_spawned coroutine has),
+    // on the operation's executor: a signal may be emitted from another thread.
     struct cancel_request {
         std::weak_ptr<grant_loss_wait> op;
         void operator()(asio::cancellation_type type) {
             if ((type & asio::cancellation_type::terminal) == asio::cancellation_type::none)
                 return;
             if (auto o = op.lock()) {
-                o->cancelled_ = true;
-                o->timer_.cancel();
+                auto ex = o->timer_.get_executor();
+                asio::dispatch(ex, [o = std::move(o)] {
+                    o->cancelled_ = true;
+                    o->timer_.cancel();
+                });
             }
         }
     };
@@ -90,21 +96,29 @@ private:
 
     // One look at the grant: complete, or wait for the next change (any of the three
     // notifiers cancels the timer's wait) or the session's local deadline.
+    // An exception (an allocation, the semaphore's record decoding in still_held) ends the
+    // wait with its error code, as the coroutine's spawn did.
     void step(bool initiating) {
-        if (const error_code ec = look()) {
-            finish(ec, initiating);
-            return;
+        error_code ec;
+        try {
+            ec = look();
+            if (!ec) {
+                auto until = grant_->session->policy.deadline();
+                if (!subscription_) {
+                    if (clock::now() >= subscribe_at_)
+                        subscription_ = hub_.subscribe();
+                    else
+                        until = std::min(until, subscribe_at_);
+                }
+                timer_.expires_at(until);
+                timer_.async_wait(
+                    [self = this->shared_from_this()](const error_code&) { self->step(false); });
+                return;
+            }
+        } catch (...) {
+            ec = error_from_exception(std::current_exception());
         }
-        auto until = grant_->session->policy.deadline();
-        if (!subscription_) {
-            if (clock::now() >= subscribe_at_)
-                subscription_ = hub_.subscribe();
-            else
-                until = std::min(until, subscribe_at_);
-        }
-        timer_.expires_at(until);
-        timer_.async_wait(
-            [self = this->shared_from_this()](const error_code&) { self->step(false); });
+        finish(ec, initiating);
     }
 
     // The reason the wait ends now, if any.
@@ -131,11 +145,12 @@ private:
         if (slot.is_connected())
             slot.clear();
         auto work = std::move(work_);
-        // Never from inside the initiating call (Asio's rule): posted then.
+        // Never from inside the initiating call (Asio's rule): posted then. Either way through
+        // the operation's executor, on to the handler's own if it has one.
         if (initiating)
             asio::post(timer_.get_executor(), asio::append(std::move(handler_), ec));
         else
-            asio::dispatch(asio::append(std::move(handler_), ec));
+            asio::dispatch(timer_.get_executor(), asio::append(std::move(handler_), ec));
     }
 
     asio::steady_timer timer_;

@@ -106,4 +106,29 @@ private:
     std::set<std::string> pruning_; ///< dead contender keys being deleted
 };
 
+/// Marks a transaction of ours on the hub's key as in flight for its lifetime, and wakes
+/// the hub when it ends, however it ends: the query waits while one is in flight.
+class attempt_scope {
+public:
+    /// `hub` null: nothing to mark (a release that hands the key to nobody).
+    explicit attempt_scope(key_hub* hub)
+        : hub_(hub) {
+        if (hub_)
+            hub_->attempt_in_flight = true;
+    }
+    explicit attempt_scope(key_hub& hub)
+        : attempt_scope(&hub) {}
+    ~attempt_scope() {
+        if (!hub_)
+            return;
+        hub_->attempt_in_flight = false;
+        hub_->poke();
+    }
+    attempt_scope(const attempt_scope&) = delete;
+    attempt_scope& operator=(const attempt_scope&) = delete;
+
+private:
+    key_hub* hub_;
+};
+
 } // namespace conclave::detail

@@ -125,21 +125,6 @@ asio::awaitable<void> wait_for_change(detail::key_hub& hub, detail::hub_waiter& 
     co_await detail::notifier::wait_any(until, n, s.changed);
 }
 
-// Marks a transaction of ours on the hub's key as in flight for its lifetime.
-struct attempt_scope {
-    detail::key_hub& hub;
-    explicit attempt_scope(detail::key_hub& h)
-        : hub(h) {
-        hub.attempt_in_flight = true;
-    }
-    ~attempt_scope() {
-        hub.attempt_in_flight = false;
-        hub.poke();
-    }
-    attempt_scope(const attempt_scope&) = delete;
-    attempt_scope& operator=(const attempt_scope&) = delete;
-};
-
 // The waiter's place in the hub's queue, left on every exit path. A waiter that leaves
 // while a releasing holder is handing it the key says so: that holder then undoes it.
 struct queue_place {
@@ -209,7 +194,7 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
     ops.push_back(txn_op::lock(l.key, me.session->id, l.opts.value, lock_flag_value));
     if (!me.contender_key.empty())
         ops.push_back(txn_op::remove(me.contender_key));
-    attempt_scope attempt{*l.hub};
+    detail::attempt_scope attempt{*l.hub};
     // The one attempt a spent budget still allows gets a little time.
     if (deadline)
         deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);

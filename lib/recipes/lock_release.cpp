@@ -96,14 +96,15 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
             ops.push_back(txn_op::remove(next->contender_key)); // it leaves the line
         ops.push_back(txn_op::get(L->token.key));
         next->state = phase::handing;
-        hub->attempt_in_flight = true;
     }
-    auto [ec, t] = co_await txn_call(lock.consul, std::move(ops),
-                                     clock::now() + lock.consul.config().request_timeout);
-    if (next) {
-        hub->attempt_in_flight = false;
-        hub->poke();
+    std::pair<error_code, txn_result> outcome;
+    {
+        // A handoff is an attempt on the key (the query waits for it), until it ends.
+        const attempt_scope handing{next ? &*hub : nullptr};
+        outcome = co_await txn_call(lock.consul, std::move(ops),
+                                    clock::now() + lock.consul.config().request_timeout);
     }
+    auto& [ec, t] = outcome;
 
     const bool handed_over = !ec && t.committed && next;
     if (next) {

@@ -294,6 +294,35 @@ TEST_CASE_METHOD(recipes_fixture, "a key written as Go's api.Lock writes it is h
     run(ioc, body());
 }
 
+// async_wait_lost is a hand-written operation (no coroutine): on a grant already lost it
+// completes at once, but never inside the initiating call (Asio's rule), and its handler
+// runs once.
+TEST_CASE_METHOD(recipes_fixture,
+                 "waiting for a released lease's loss completes after the call returns",
+                 "[lock][lost]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(5s));
+        lock mutex{consul, p + "k"};
+        auto lease = co_await mutex.async_acquire(s);
+        co_await lease.async_release();
+        countdown finished{ioc.get_executor(), 1};
+        int calls = 0;
+        error_code got;
+        lease.async_wait_lost([&](error_code ec) {
+            ++calls;
+            got = ec;
+            finished.count_down();
+        });
+        CHECK(calls == 0); // not from inside async_wait_lost
+        co_await finished.wait();
+        CHECK(calls == 1);
+        CHECK(got == errc::lock_lost);
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "forced session invalidation fires the lost signal within 1 s",
                  "[lock][lost]") {
     if (skip_unless_dev_agent())
