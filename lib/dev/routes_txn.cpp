@@ -1,12 +1,10 @@
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
+#include "codec/cursor.hpp"
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 #include "dev/txn_fast_decode.hpp"
-
-#include <charconv>
-#include <cstring>
 
 namespace conclave::dev::detail {
 
@@ -174,32 +172,6 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
 
 namespace {
 
-// txn_body_direct's output buffer: fragments of known length copied in (a memcpy of a
-// constant size compiles to a few moves; the writer's general calls cost ~20 each).
-class fragment_cursor {
-public:
-    explicit fragment_cursor(char* w)
-        : w_(w) {}
-
-    template <std::size_t N>
-    void lit(const char (&s)[N]) {
-        std::memcpy(w_, s, N - 1);
-        w_ += N - 1;
-    }
-    void text(std::string_view s) {
-        if (!s.empty())
-            std::memcpy(w_, s.data(), s.size());
-        w_ += s.size();
-    }
-    void number(std::uint64_t n) { w_ = std::to_chars(w_, w_ + max_digits, n).ptr; }
-    char* end() const { return w_; }
-
-    static constexpr std::size_t max_digits = 20;
-
-private:
-    char* w_;
-};
-
 // The fragments of an answer without errors, at the depths indent_writer puts them: the
 // top object's members at 4 spaces, Results' elements at 8, their "KV" at 12 and the
 // entry's fields at 16, each closing bracket on a line of its own at its opener's depth.
@@ -231,7 +203,7 @@ bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out) {
     constexpr std::size_t entry_fixed = len(entry_open) + len(entry_key) + len(entry_flags) +
                                         len(entry_value_null) + len(entry_create) +
                                         len(entry_modify) + len(entry_close) + 1 +
-                                        4 * fragment_cursor::max_digits;
+                                        4 * codec::cursor::max_digits;
     std::size_t size = len(results_open) + len(results_close) + len(errors_null) + len(read_meta) +
                        len(body_close);
     for (const auto& r : o.results) {
@@ -247,39 +219,40 @@ bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out) {
     }
     // An upper bound (numbers at their longest), cut to what was written.
     out.resize(size);
-    fragment_cursor w(out.data());
-    w.lit(results_open);
+    // Fragments of known length copied in (a general writer call costs ~20 each).
+    codec::cursor w(out.data());
+    w.put(results_open);
     for (std::size_t i = 0; i < o.results.size(); ++i) {
         const kv_entry& e = o.results[i].entry;
         if (i > 0)
-            w.lit(",");
-        w.lit(entry_open);
+            w.put(",");
+        w.put(entry_open);
         w.number(e.lock_index);
-        w.lit(entry_key);
-        w.text(e.key);
-        w.lit(entry_flags);
+        w.put(entry_key);
+        w.put(e.key);
+        w.put(entry_flags);
         w.number(e.flags);
-        w.lit(entry_value_null);
+        w.put(entry_value_null);
         if (!e.session.empty()) {
-            w.lit(entry_session);
-            w.text(e.session);
-            w.lit(entry_session_end);
+            w.put(entry_session);
+            w.put(e.session);
+            w.put(entry_session_end);
         }
-        w.lit(entry_create);
+        w.put(entry_create);
         w.number(e.create_index);
-        w.lit(entry_modify);
+        w.put(entry_modify);
         w.number(e.modify_index);
-        w.lit(entry_close);
+        w.put(entry_close);
     }
     // An empty array closes on the same line: "Results": []
     if (o.results.empty())
-        w.lit("]");
+        w.put("]");
     else
-        w.lit(results_close);
-    w.lit(errors_null);
+        w.put(results_close);
+    w.put(errors_null);
     if (read_only)
-        w.lit(read_meta);
-    w.lit(body_close);
+        w.put(read_meta);
+    w.put(body_close);
     out.resize(std::size_t(w.end() - out.data()));
     return true;
 }
