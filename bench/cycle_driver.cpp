@@ -2,9 +2,10 @@
 // else, for instruction counts. conclave-bench's `cycle` interleaves raw GETs and runs a
 // synchronous floor client in the same process, which a profiler would count too; here the
 // difference of two runs (N and 4N cycles) under `valgrind --tool=callgrind` is the
-// client's cost of 3N cycles (docs/benchmarks.md).
+// client's cost of 3N cycles (docs/benchmarks.md). --gets runs two GETs per cycle instead:
+// what a cycle of two round trips is compared with (`cycle`'s rate_vs_rtt).
 //
-//   conclave-cycle-driver [--cycles N] [--monitor] [--agent HOST:PORT]
+//   conclave-cycle-driver [--cycles N] [--monitor | --gets] [--agent HOST:PORT]
 //
 // Without --agent, a dev agent runs in a child process (callgrind does not follow it).
 #include "agent_process.hpp"
@@ -27,6 +28,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -41,6 +43,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 struct options {
     long cycles = 1000;
     bool monitor = false;
+    bool gets = false; ///< two GETs per cycle instead (the rate a cycle is compared with)
     std::string agent; ///< empty: a dev agent in a child process
 };
 
@@ -57,8 +60,21 @@ asio::awaitable<void> run(client c, const options& o) {
         throw boost::system::system_error(ec, "session create");
     s.async_run(asio::detached);
     lock l{c, "conclave-cycle-driver/lock", lock_options{}};
+    const std::string get_key = "conclave-cycle-driver/get";
+    if (o.gets) {
+        auto [pec, put] = co_await c.async_kv_put(get_key, "x", kv_put_options{}, use_tuple);
+        if (pec)
+            throw boost::system::system_error(pec, "put");
+    }
     const auto start = std::chrono::steady_clock::now();
-    for (long i = 0; i < o.cycles; ++i) {
+    for (long i = 0; o.gets && i < o.cycles; ++i) {
+        for (int n = 0; n < 2; ++n) {
+            auto [gec, r] = co_await c.async_kv_get(get_key, query_options{}, use_tuple);
+            if (gec || !r.entry)
+                throw std::runtime_error("get: the key vanished or failed");
+        }
+    }
+    for (long i = 0; !o.gets && i < o.cycles; ++i) {
         auto [aec, lease] = co_await l.async_acquire(s, use_tuple);
         if (aec)
             throw boost::system::system_error(aec, "acquire");
@@ -71,10 +87,15 @@ asio::awaitable<void> run(client c, const options& o) {
             throw boost::system::system_error(rec, "release");
     }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    std::printf("%ld cycles%s in %.3f s: %.0f cycles/s\n", o.cycles, o.monitor ? " (watched)" : "",
+    std::printf("%ld cycles%s in %.3f s: %.0f cycles/s\n", o.cycles,
+                o.gets      ? " (two GETs)"
+                : o.monitor ? " (watched)"
+                            : "",
                 took.count(), double(o.cycles) / took.count());
     co_await s.async_destroy(use_tuple);
     co_await l.async_destroy(use_tuple);
+    if (o.gets)
+        co_await c.async_kv_delete(get_key, kv_delete_options{}, use_tuple);
 }
 
 std::optional<options> parse(int argc, char** argv) {
@@ -83,6 +104,8 @@ std::optional<options> parse(int argc, char** argv) {
         const std::string_view a = argv[i];
         if (a == "--monitor") {
             o.monitor = true;
+        } else if (a == "--gets") {
+            o.gets = true;
         } else if (a == "--cycles" && i + 1 < argc) {
             o.cycles = std::atol(argv[++i]);
         } else if (a == "--agent" && i + 1 < argc) {
@@ -101,8 +124,9 @@ std::optional<options> parse(int argc, char** argv) {
 int main(int argc, char** argv) {
     const auto o = parse(argc, argv);
     if (!o) {
-        std::fprintf(stderr,
-                     "usage: conclave-cycle-driver [--cycles N] [--monitor] [--agent HOST:PORT]\n");
+        std::fprintf(
+            stderr,
+            "usage: conclave-cycle-driver [--cycles N] [--monitor | --gets] [--agent HOST:PORT]\n");
         return 2;
     }
     try {

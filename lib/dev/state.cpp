@@ -124,20 +124,40 @@ void store::publish() {
 
 namespace {
 
-// Whether `id` is a session ID as the agent writes it (8-4-4-4-12 lower-case hex).
-bool agent_spelling(std::string_view id) {
-    if (id.size() != 36)
-        return false;
-    for (std::size_t i = 0; i < id.size(); ++i) {
-        const char c = id[i];
-        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return false;
+// The held-keys map's key for a session as a KV entry spells it: the UUID's bytes, or the
+// text itself when it is no UUID (no session has it).
+std::string_view held_key(std::string_view session, char (&raw)[16], std::string& parsed) {
+    if (canonical_uuid_key(session, raw))
+        return {raw, sizeof raw};
+    if (auto key = memdb_uuid(session); key.bytes) {
+        parsed = std::move(*key.bytes);
+        return parsed;
     }
-    return true;
+    return session;
 }
 
 } // namespace
+
+void store::hold(std::string_view session, const std::string& key) {
+    char raw[16];
+    std::string parsed;
+    const std::string_view k = held_key(session, raw, parsed);
+    auto h = held_.find(k);
+    if (h == held_.end())
+        h = held_.emplace(std::string(k), std::set<std::string>{}).first;
+    h->second.insert(key);
+}
+
+void store::unhold(std::string_view session, const std::string& key, bool keep_empty) {
+    char raw[16];
+    std::string parsed;
+    auto h = held_.find(held_key(session, raw, parsed));
+    if (h == held_.end())
+        return;
+    h->second.erase(key);
+    if (h->second.empty() && !keep_empty)
+        held_.erase(h);
+}
 
 void store::kv_store(kv_entry e) {
     auto it = kvs_.find(e.key);
@@ -145,20 +165,12 @@ void store::kv_store(kv_entry e) {
     // The keys a session holds change only when the holder does (a lock taken again by its
     // holder, a set of an unlocked key: most writes).
     if (!exists || it->second.session != e.session) {
-        if (exists && !it->second.session.empty()) {
-            // A session that released its last key keeps its (empty) entry: it usually takes
-            // a lock again soon (a lock cycle), and delete_session drops the entry. Only
-            // under the ID as the agent wrote it (lower case), which is what delete_session
-            // drops: an entry under another spelling goes once empty.
-            auto h = held_.find(it->second.session);
-            if (h != held_.end()) {
-                h->second.erase(e.key);
-                if (h->second.empty() && !agent_spelling(h->first))
-                    held_.erase(h);
-            }
-        }
+        // A session that released its last key keeps its (empty) entry: it usually takes a
+        // lock again soon (a lock cycle), and session_destroy drops the entry.
+        if (exists && !it->second.session.empty())
+            unhold(it->second.session, e.key, true);
         if (!e.session.empty())
-            held_[e.session].insert(e.key);
+            hold(e.session, e.key);
     }
     kv_tree_.insert(tree_key(e.key));
     if (exists) {
@@ -180,14 +192,8 @@ void store::kv_remove(const std::string& key) {
         return;
     if (undo_)
         undo_->push_back({false, key, it->second, std::nullopt});
-    if (!it->second.session.empty()) {
-        auto h = held_.find(it->second.session);
-        if (h != held_.end()) {
-            h->second.erase(key);
-            if (h->second.empty())
-                held_.erase(h);
-        }
-    }
+    if (!it->second.session.empty())
+        unhold(it->second.session, key, false);
     kvs_.erase(it);
     kv_tree_.erase(tree_key(key));
 }
@@ -401,14 +407,8 @@ void store::kvs_delete_tree(std::uint64_t idx, const std::string& prefix) {
         auto it = kvs_.find(key);
         if (undo_)
             undo_->push_back({false, key, it->second, std::nullopt});
-        if (!it->second.session.empty()) {
-            auto h = held_.find(it->second.session);
-            if (h != held_.end()) {
-                h->second.erase(key);
-                if (h->second.empty())
-                    held_.erase(h);
-            }
-        }
+        if (!it->second.session.empty())
+            unhold(it->second.session, key, false);
         kvs_.erase(it);
     }
     kv_tree_.erase_prefix(prefix);
@@ -628,20 +628,14 @@ txn_outcome store::txn(std::vector<txn_op_in> ops, bool read_only, steady_time n
             }
             auto cur = kvs_.find(it->key);
             if (cur != kvs_.end()) {
-                if (!cur->second.session.empty()) {
-                    auto h = held_.find(cur->second.session);
-                    if (h != held_.end()) {
-                        h->second.erase(it->key);
-                        if (h->second.empty())
-                            held_.erase(h);
-                    }
-                }
+                if (!cur->second.session.empty())
+                    unhold(cur->second.session, it->key, false);
                 kvs_.erase(cur);
                 kv_tree_.erase(tree_key(it->key));
             }
             if (it->entry) {
                 if (!it->entry->session.empty())
-                    held_[it->entry->session].insert(it->key);
+                    hold(it->entry->session, it->key);
                 kv_tree_.insert(tree_key(it->key));
                 kvs_[it->key] = *it->entry;
             }

@@ -243,7 +243,9 @@ private:
     std::map<std::string, kv_entry, std::less<>> kvs_;
     std::map<std::string, std::uint64_t, std::less<>> tombstones_;
     std::map<std::string, steady_time, std::less<>> lock_delays_;
-    std::map<std::string, std::set<std::string>> held_;        ///< session text -> keys it holds
+    /// Keys each session holds, by the session's UUID index key (as Consul's "session"
+    /// index on KV entries): every spelling of an ID names the same session.
+    std::map<std::string, std::set<std::string>, std::less<>> held_;
     std::map<std::string, session_rec, std::less<>> sessions_; ///< by UUID index key
     std::map<std::string, node_rec> nodes_;                    ///< by lower-case name
     radix_tree kv_tree_;
@@ -258,6 +260,10 @@ private:
 
     // KV primitives (record undo entries inside a transaction)
     void kv_store(kv_entry e);
+    /// Records that `session` (as a KV entry spells it) holds `key`.
+    void hold(std::string_view session, const std::string& key);
+    /// Forgets it; the session's entry goes once empty unless `keep_empty`.
+    void unhold(std::string_view session, const std::string& key, bool keep_empty);
     void kv_remove(const std::string& key);
     void tomb_set(const std::string& key, std::uint64_t idx);
     std::uint64_t graveyard_max(std::string_view prefix) const;

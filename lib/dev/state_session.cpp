@@ -177,7 +177,7 @@ void store::delete_session(std::uint64_t idx, const std::string& key, steady_tim
     const auto delay =
         std::min<std::int64_t>(s.lock_delay_ns, std::chrono::nanoseconds(max_lock_delay).count());
     std::vector<std::string> keys;
-    if (auto h = held_.find(s.id); h != held_.end())
+    if (auto h = held_.find(s.key); h != held_.end())
         keys.assign(h->second.begin(), h->second.end());
     for (const auto& k : keys) {
         if (s.behavior == "delete") {
@@ -190,7 +190,7 @@ void store::delete_session(std::uint64_t idx, const std::string& key, steady_tim
         if (delay > 0)
             lock_delays_[k] = now + std::chrono::nanoseconds(delay);
     }
-    held_.erase(s.id);
+    held_.erase(s.key);
     if (on_session_destroyed)
         on_session_destroyed(s.id);
 }

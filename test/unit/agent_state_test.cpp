@@ -199,6 +199,34 @@ TEST_CASE("agent: invalidation releases or deletes held keys and arms a capped l
           "failed session lookup: index error: UUID must be 36 characters");
 }
 
+TEST_CASE("agent: a session's keys are released whatever the case its ID was spelled in",
+          "[unit][agent]") {
+    // Consul indexes a KV entry's session by the UUID's bytes: a lock taken with an upper-case
+    // spelling of the ID is still the session's, and goes with it.
+    fixture f;
+    const std::string other = f.session();
+    // The fixture's IDs are all digits: one with letters, to spell it both ways.
+    session_rec r;
+    r.id = "abcdef00-0000-0000-0000-0000000000aa";
+    r.key = *memdb_uuid(r.id).bytes;
+    r.node = "node1";
+    r.lock_delay_ns = 0;
+    r.behavior = "release";
+    r.node_checks = std::vector<std::string>{};
+    REQUIRE(f.s.session_create(r).empty());
+    const std::string spelled = "ABCDEF00-0000-0000-0000-0000000000AA";
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("up", "x", 0, spelled), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("low", "x", 0, r.id), f.now).result);
+    CHECK(f.s.kv_get("up", nullptr).entry->session == spelled); // kept as written
+
+    REQUIRE(f.s.session_destroy(r.id, f.now).empty());
+    CHECK(f.s.kv_get("up", nullptr).entry->session.empty());
+    CHECK(f.s.kv_get("low", nullptr).entry->session.empty());
+    // Another session can take both now (no lock-delay on this one).
+    CHECK(f.s.kv_apply(kv_op::lock, entry("up", "y", 0, other), f.now).result);
+    CHECK(f.s.kv_apply(kv_op::lock, entry("low", "y", 0, other), f.now).result);
+}
+
 TEST_CASE("agent: transactions are all or nothing and report every failing op", "[unit][agent]") {
     fixture f;
     REQUIRE(f.s.kv_apply(kv_op::set, entry("keep", "1"), f.now).result);
