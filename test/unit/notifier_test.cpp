@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <optional>
 
 namespace asio = boost::asio;
@@ -108,4 +109,59 @@ TEST_CASE("notify_all wakes every waiter of one notifier", "[notifier]") {
     CHECK(first.returned);
     CHECK(second.returned);
     CHECK(shared.waiting() == 0);
+}
+
+TEST_CASE("a listener leaving from the middle, the front or the back unlinks only itself",
+          "[notifier]") {
+    asio::io_context ioc;
+    notifier n;
+    // Timers that would wait forever: a notify cancels the registered ones.
+    const auto forever = clock_type::time_point::max();
+    std::array<asio::steady_timer, 3> timers{asio::steady_timer{ioc, forever},
+                                             asio::steady_timer{ioc, forever},
+                                             asio::steady_timer{ioc, forever}};
+    std::array<int, 3> woken{};
+    const auto arm = [&](std::size_t i) {
+        timers[i].async_wait([&woken, i](const boost::system::error_code& ec) {
+            if (ec == asio::error::operation_aborted)
+                ++woken[i];
+        });
+    };
+    for (std::size_t i = 0; i < timers.size(); ++i)
+        arm(i);
+    std::optional<notifier::listener> front, middle, back;
+    front.emplace(n, timers[0]);
+    middle.emplace(n, timers[1]);
+    back.emplace(n, timers[2]);
+    CHECK(n.waiting() == 3);
+
+    middle.reset();
+    CHECK(n.waiting() == 2);
+    n.notify_all();
+    ioc.poll();
+    CHECK(woken == std::array<int, 3>{1, 0, 1});
+
+    // The front leaves, then the back: a notify reaches what is left, then nothing.
+    arm(0);
+    arm(2);
+    front.reset();
+    CHECK(n.waiting() == 1);
+    n.notify_all();
+    ioc.poll();
+    CHECK(woken == std::array<int, 3>{1, 0, 2});
+    back.reset();
+    CHECK(n.waiting() == 0);
+    n.notify_all();
+    ioc.poll();
+    CHECK(woken == std::array<int, 3>{1, 0, 2});
+
+    // A listener that comes after the others left is the only one woken.
+    middle.emplace(n, timers[1]);
+    CHECK(n.waiting() == 1);
+    n.notify_all();
+    ioc.poll();
+    CHECK(woken == std::array<int, 3>{1, 1, 2});
+    timers[0].cancel(); // the front's timer, still waiting: lets the io_context finish
+    timers[1].cancel();
+    ioc.run();
 }
