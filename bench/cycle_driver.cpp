@@ -70,8 +70,10 @@ asio::awaitable<void> run(client c, const options& o) {
     for (long i = 0; o.gets && i < o.cycles; ++i) {
         for (int n = 0; n < 2; ++n) {
             auto [gec, r] = co_await c.async_kv_get(get_key, query_options{}, use_tuple);
-            if (gec || !r.entry)
-                throw std::runtime_error("get: the key vanished or failed");
+            if (gec)
+                throw boost::system::system_error(gec, "get");
+            if (!r.entry)
+                throw std::runtime_error("get: the key vanished");
         }
     }
     for (long i = 0; !o.gets && i < o.cycles; ++i) {
@@ -114,7 +116,7 @@ std::optional<options> parse(int argc, char** argv) {
             return std::nullopt;
         }
     }
-    if (o.cycles <= 0)
+    if (o.cycles <= 0 || (o.gets && o.monitor))
         return std::nullopt;
     return o;
 }

@@ -205,26 +205,48 @@ TEST_CASE("agent: a session's keys are released whatever the case its ID was spe
     // spelling of the ID is still the session's, and goes with it.
     fixture f;
     const std::string other = f.session();
-    // The fixture's IDs are all digits: one with letters, to spell it both ways.
-    session_rec r;
-    r.id = "abcdef00-0000-0000-0000-0000000000aa";
-    r.key = *memdb_uuid(r.id).bytes;
-    r.node = "node1";
-    r.lock_delay_ns = 0;
-    r.behavior = "release";
-    r.node_checks = std::vector<std::string>{};
-    REQUIRE(f.s.session_create(r).empty());
+    // The fixture's IDs are all digits: ones with letters, to spell them both ways.
+    const auto lettered = [&](std::string id, std::string behavior) {
+        session_rec r;
+        r.id = std::move(id);
+        r.key = *memdb_uuid(r.id).bytes;
+        r.node = "node1";
+        r.lock_delay_ns = 0;
+        r.behavior = std::move(behavior);
+        r.node_checks = std::vector<std::string>{};
+        REQUIRE(f.s.session_create(r).empty());
+        return r.id;
+    };
+    const std::string id = lettered("abcdef00-0000-0000-0000-0000000000aa", "release");
     const std::string spelled = "ABCDEF00-0000-0000-0000-0000000000AA";
     REQUIRE(f.s.kv_apply(kv_op::lock, entry("up", "x", 0, spelled), f.now).result);
-    REQUIRE(f.s.kv_apply(kv_op::lock, entry("low", "x", 0, r.id), f.now).result);
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("low", "x", 0, id), f.now).result);
     CHECK(f.s.kv_get("up", nullptr).entry->session == spelled); // kept as written
 
-    REQUIRE(f.s.session_destroy(r.id, f.now).empty());
+    // A transaction that unlocks "up" and then fails puts the lock back, still the session's.
+    std::vector<txn_op_in> ops(2);
+    ops[0].verb = "unlock";
+    ops[0].entry = entry("up", "x", 0, spelled);
+    ops[1].verb = "check-index";
+    ops[1].entry = entry("up");
+    ops[1].entry.modify_index = 1;
+    REQUIRE_FALSE(f.s.txn(ops, false, f.now).applied);
+    CHECK(f.s.kv_get("up", nullptr).entry->session == spelled);
+
+    REQUIRE(f.s.session_destroy(id, f.now).empty());
     CHECK(f.s.kv_get("up", nullptr).entry->session.empty());
     CHECK(f.s.kv_get("low", nullptr).entry->session.empty());
     // Another session can take both now (no lock-delay on this one).
     CHECK(f.s.kv_apply(kv_op::lock, entry("up", "y", 0, other), f.now).result);
     CHECK(f.s.kv_apply(kv_op::lock, entry("low", "y", 0, other), f.now).result);
+
+    // With the "delete" behaviour the key goes with the session.
+    const std::string doomed = lettered("abcdef00-0000-0000-0000-0000000000bb", "delete");
+    REQUIRE(f.s.kv_apply(kv_op::lock, entry("gone", "x", 0, "ABCDEF00-0000-0000-0000-0000000000BB"),
+                         f.now)
+                .result);
+    REQUIRE(f.s.session_destroy(doomed, f.now).empty());
+    CHECK(f.s.kv_get("gone", nullptr).entry == nullptr);
 }
 
 TEST_CASE("agent: transactions are all or nothing and report every failing op", "[unit][agent]") {
