@@ -52,7 +52,31 @@ asio::awaitable<void> work() {
     co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
 }
 
-asio::awaitable<void> run(client c, const options& o) {
+using seconds = std::chrono::duration<double>;
+
+// Two GETs of one key per cycle; the time of the loop.
+asio::awaitable<seconds> get_pairs(client c, long cycles) {
+    const std::string key = "conclave-cycle-driver/get";
+    auto [pec, put] = co_await c.async_kv_put(key, "x", kv_put_options{}, use_tuple);
+    if (pec)
+        throw boost::system::system_error(pec, "put");
+    const auto start = std::chrono::steady_clock::now();
+    for (long i = 0; i < cycles; ++i) {
+        for (int n = 0; n < 2; ++n) {
+            auto [gec, r] = co_await c.async_kv_get(key, query_options{}, use_tuple);
+            if (gec)
+                throw boost::system::system_error(gec, "get");
+            if (!r.entry)
+                throw std::runtime_error("get: the key vanished");
+        }
+    }
+    const seconds took = std::chrono::steady_clock::now() - start;
+    co_await c.async_kv_delete(key, kv_delete_options{}, use_tuple);
+    co_return took;
+}
+
+// Lock cycles with a live session; the time of the loop.
+asio::awaitable<seconds> lock_cycles(client c, long cycles, bool monitor) {
     session_config cfg; // named: no temporaries inside a co_await expression (g++ 12)
     cfg.with_name("cycle-driver").with_lock_delay(std::chrono::milliseconds(0));
     auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
@@ -60,27 +84,12 @@ asio::awaitable<void> run(client c, const options& o) {
         throw boost::system::system_error(ec, "session create");
     s.async_run(asio::detached);
     lock l{c, "conclave-cycle-driver/lock", lock_options{}};
-    const std::string get_key = "conclave-cycle-driver/get";
-    if (o.gets) {
-        auto [pec, put] = co_await c.async_kv_put(get_key, "x", kv_put_options{}, use_tuple);
-        if (pec)
-            throw boost::system::system_error(pec, "put");
-    }
     const auto start = std::chrono::steady_clock::now();
-    for (long i = 0; o.gets && i < o.cycles; ++i) {
-        for (int n = 0; n < 2; ++n) {
-            auto [gec, r] = co_await c.async_kv_get(get_key, query_options{}, use_tuple);
-            if (gec)
-                throw boost::system::system_error(gec, "get");
-            if (!r.entry)
-                throw std::runtime_error("get: the key vanished");
-        }
-    }
-    for (long i = 0; !o.gets && i < o.cycles; ++i) {
+    for (long i = 0; i < cycles; ++i) {
         auto [aec, lease] = co_await l.async_acquire(s, use_tuple);
         if (aec)
             throw boost::system::system_error(aec, "acquire");
-        if (o.monitor)
+        if (monitor)
             co_await (lease.async_wait_lost(use_tuple) || work());
         else
             co_await work();
@@ -88,16 +97,20 @@ asio::awaitable<void> run(client c, const options& o) {
         if (rec)
             throw boost::system::system_error(rec, "release");
     }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    const seconds took = std::chrono::steady_clock::now() - start;
+    co_await s.async_destroy(use_tuple);
+    co_await l.async_destroy(use_tuple);
+    co_return took;
+}
+
+asio::awaitable<void> run(client c, const options& o) {
+    const seconds took =
+        o.gets ? co_await get_pairs(c, o.cycles) : co_await lock_cycles(c, o.cycles, o.monitor);
     std::printf("%ld cycles%s in %.3f s: %.0f cycles/s\n", o.cycles,
                 o.gets      ? " (two GETs)"
                 : o.monitor ? " (watched)"
                             : "",
                 took.count(), double(o.cycles) / took.count());
-    co_await s.async_destroy(use_tuple);
-    co_await l.async_destroy(use_tuple);
-    if (o.gets)
-        co_await c.async_kv_delete(get_key, kv_delete_options{}, use_tuple);
 }
 
 std::optional<options> parse(int argc, char** argv) {
