@@ -1,6 +1,7 @@
 // What every example's main() does: a client from the Consul environment variables (or an
 // embedded dev agent with --dev), Ctrl+C as cancellation of the example's coroutine, and
-// errors printed instead of thrown.
+// errors printed instead of thrown. --demo runs the self-contained scenario of --dev
+// against the Consul the environment names (the tests run it so on a real Consul).
 #pragma once
 
 #include <conclave/client.hpp>
@@ -24,13 +25,15 @@ namespace examples {
 
 namespace asio = boost::asio;
 
-/// The example's body: gets the client and whether it runs on the embedded agent.
-using example_body = std::function<asio::awaitable<void>(conclave::client&, bool dev)>;
+/// The example's body: gets the client and whether it runs its self-contained scenario
+/// (--dev or --demo).
+using example_body = std::function<asio::awaitable<void>(conclave::client&, bool demo)>;
 
 /// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.
 /// Returns the process exit status.
 inline int run_example(const char* name, int argc, char** argv, example_body body) {
     const bool dev = argc > 1 && std::string_view{argv[1]} == "--dev";
+    const bool demo = dev || (argc > 1 && std::string_view{argv[1]} == "--demo");
     asio::io_context ioc;
     std::optional<conclave::dev::agent> agent;
     conclave::client_config cfg;
@@ -70,7 +73,7 @@ inline int run_example(const char* name, int argc, char** argv, example_body bod
     });
 
     int status = 0;
-    asio::co_spawn(ioc, body(consul, dev),
+    asio::co_spawn(ioc, body(consul, demo),
                    asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr e) {
                        signals.cancel();
                        if (agent)

@@ -1,4 +1,5 @@
 #include "cli/cli_fixture.hpp"
+#include "support/child_process.hpp"
 #include "support/run.hpp"
 
 #include <boost/asio/post.hpp>
@@ -12,14 +13,11 @@
 #include <future>
 #include <poll.h>
 #include <random>
-#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace conclave::test::cli {
 
@@ -45,24 +43,36 @@ std::string make_scratch_dir() {
 } // namespace
 
 agent_thread::agent_thread()
-    : work_(ioc_.get_executor())
-    , agent_(ioc_.get_executor(), agent_config()) {
-    agent_.start();
-    address_ = agent_.http_address();
+    : work_(ioc_.get_executor()) {
+    if (auto options = consul_server_from_env()) {
+        options->session_ttl_min = agent_config().session_ttl_min;
+        consul_ = std::make_unique<consul_server>(std::move(*options));
+        address_ = consul_->http_address();
+        return;
+    }
+    agent_ = std::make_unique<dev::agent>(ioc_.get_executor(), agent_config());
+    agent_->start();
+    address_ = agent_->http_address();
     thread_ = std::thread([this] { ioc_.run(); });
 }
 
 agent_thread::~agent_thread() {
+    if (!agent_)
+        return;
     asio::post(ioc_, [this] {
-        agent_.stop();
+        agent_->stop();
         work_.reset();
     });
     thread_.join();
 }
 
 bool agent_thread::expire_session(const std::string& id) {
+    if (consul_) {
+        auto r = consul_->request("PUT", "/v1/session/destroy/" + id);
+        return r && r->first == 200 && r->second == "true";
+    }
     std::promise<bool> done;
-    asio::post(ioc_, [&] { done.set_value(agent_.force_expire_session(id)); });
+    asio::post(ioc_, [&] { done.set_value(agent_->force_expire_session(id)); });
     return done.get_future().get();
 }
 
@@ -72,44 +82,8 @@ process::process(std::vector<std::string> args, std::vector<std::string> env) {
                              std::to_string(counter++);
     out_path_ = base + ".out";
     err_path_ = base + ".err";
-
-    std::vector<std::string> argv_s{CONCLAVE_EXE};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e != nullptr; ++e)
-        env_s.emplace_back(*e);
-    env_s.insert(env_s.end(), env.begin(), env.end());
-    // `env` overrides what is inherited: getenv returns the first match, so an entry is
-    // kept only when no later one has its name.
-    std::vector<std::string> final_env;
-    for (std::size_t i = 0; i < env_s.size(); ++i) {
-        const auto name = env_s[i].substr(0, env_s[i].find('='));
-        bool overridden = false;
-        for (std::size_t j = i + 1; j < env_s.size(); ++j)
-            overridden = overridden || env_s[j].substr(0, env_s[j].find('=')) == name;
-        if (!overridden)
-            final_env.push_back(env_s[i]);
-    }
-    std::vector<char*> argv, envp;
-    for (auto& a : argv_s)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : final_env)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path_.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-    const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0)
-        throw std::runtime_error(std::string("cannot start ") + CONCLAVE_EXE);
+    args.insert(args.begin(), CONCLAVE_EXE);
+    pid_ = spawn_child({std::move(args), std::move(env), out_path_, err_path_});
 }
 
 process::~process() {

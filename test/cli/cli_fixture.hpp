@@ -1,7 +1,10 @@
-// Setup of the CLI tests: a dev agent on a thread of its own, the `conclave` executable run
-// as separate processes, a scratch directory, and a check after every test that nothing
-// was left on the agent (no session, no key).
+// Setup of the CLI tests: a dev agent on a thread of its own (or a real Consul, see
+// support/consul_server.hpp), the `conclave` executable run as separate processes, a
+// scratch directory, and a check after every test that nothing was left on the server (no
+// session, no key).
 #pragma once
+
+#include "support/consul_server.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/dev/agent.hpp>
@@ -23,7 +26,8 @@ namespace conclave::test::cli {
 
 using namespace std::chrono_literals;
 
-/// The dev agent, served by its own thread so that it answers while the test blocks.
+/// The server the commands talk to: the dev agent, served by its own thread so that it
+/// answers while the test blocks, or a real Consul process.
 class agent_thread {
 public:
     agent_thread();
@@ -32,13 +36,16 @@ public:
     agent_thread& operator=(const agent_thread&) = delete;
 
     std::string address() const { return address_; }
-    /// Invalidates a session as a TTL expiry would (runs on the agent's thread).
+    /// Invalidates a session: as a TTL expiry would on the dev agent (on its thread), by
+    /// destroying it on a real Consul (the same invalidation, keys released or deleted by
+    /// the session's behaviour, lock-delay applied).
     bool expire_session(const std::string& id);
 
 private:
+    std::unique_ptr<consul_server> consul_;
     boost::asio::io_context ioc_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-    dev::agent agent_;
+    std::unique_ptr<dev::agent> agent_;
     std::string address_;
     std::thread thread_;
 };

@@ -104,7 +104,7 @@ TEST_CASE("elect: the leader runs the command with its term's token", "[elect]")
     CHECK(nobody->out().empty());
 }
 
-TEST_CASE("elect: one child at a time; a lost session kills it and the other takes over",
+TEST_CASE("elect: one child at a time, a lost session kills it and the other takes over",
           "[elect]") {
     cli_fixture f;
     const auto log = f.path("log");

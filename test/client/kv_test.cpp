@@ -88,7 +88,7 @@ TEST_CASE_METHOD(client_fixture, "a flagless write resets flags to 0", "[client]
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(client_fixture, "recurse lists sorted entries; keys collapse at the separator",
+TEST_CASE_METHOD(client_fixture, "recurse lists sorted entries, keys collapse at the separator",
                  "[client][kv]") {
     auto body = [&]() -> asio::awaitable<void> {
         for (const char* k : {"zip", "foo/sub2", "bar", "foo/sub1", "baz"})

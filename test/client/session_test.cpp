@@ -49,7 +49,7 @@ TEST_CASE_METHOD(client_fixture, "a session with defaults gets serfHealth and 15
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(client_fixture, "renew returns the entry; a destroyed session cannot be renewed",
+TEST_CASE_METHOD(client_fixture, "renew returns the entry, a destroyed session cannot be renewed",
                  "[client][session]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto id = co_await new_session(session_options{}.with_ttl(10s));

@@ -51,7 +51,7 @@ TEST_CASE_METHOD(recipes_fixture, "acquire, token, held, release and destroy", "
 }
 
 TEST_CASE_METHOD(recipes_fixture,
-                 "a later grant has a larger token; re-acquire by the holder writes nothing",
+                 "a later grant has a larger token, re-acquire by the holder writes nothing",
                  "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto a = co_await session::async_create(consul, quick());

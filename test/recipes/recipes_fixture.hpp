@@ -86,7 +86,7 @@ struct recipes_fixture {
     }
 
     ~recipes_fixture() {
-        if (server.external())
+        if (!server.isolated())
             return;
         std::pair<std::size_t, std::size_t> left{0, 0};
         auto check = [this]() -> asio::awaitable<std::pair<std::size_t, std::size_t>> {

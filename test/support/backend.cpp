@@ -34,6 +34,13 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
             throw std::runtime_error("CONCLAVE_TEST_CONSUL_ADDR: " + err);
         return;
     }
+    if (auto options = consul_server_from_env()) {
+        options->session_ttl_min = cfg.session_ttl_min;
+        consul_ = std::make_unique<consul_server>(std::move(*options));
+        config_.host = "127.0.0.1";
+        config_.port = consul_->http_port();
+        return;
+    }
     agent_ = std::make_unique<dev::agent>(ioc.get_executor(), cfg);
     agent_->start();
     config_.host = "127.0.0.1";
@@ -46,9 +53,10 @@ backend::~backend() {
 }
 
 bool skip_unless_dev_agent() {
-    if (const char* addr = std::getenv("CONCLAVE_TEST_CONSUL_ADDR"); addr && *addr) {
+    const char* addr = std::getenv("CONCLAVE_TEST_CONSUL_ADDR");
+    if ((addr && *addr) || consul_server_from_env()) {
         std::printf("CONCLAVE-SKIPPED: needs the dev agent's private controls "
-                    "(CONCLAVE_TEST_CONSUL_ADDR is set)\n");
+                    "(the tests run against a real Consul)\n");
         return true;
     }
     return false;

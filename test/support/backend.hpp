@@ -1,6 +1,9 @@
-// The Consul the client tests talk to: an embedded dev agent by default, or the server
-// named by CONCLAVE_TEST_CONSUL_ADDR (client tests then run unchanged against it).
+// The Consul the tests talk to: an embedded dev agent by default; a real Consul started for
+// the test when CONCLAVE_TEST_CONSUL_BIN (dev agent) or CONCLAVE_TEST_CONSUL_CLUSTER (three
+// servers) names its executable; or the server CONCLAVE_TEST_CONSUL_ADDR names.
 #pragma once
+
+#include "support/consul_server.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/dev/agent.hpp>
@@ -21,16 +24,22 @@ public:
     explicit backend(boost::asio::io_context& ioc, dev::agent_config cfg = test_agent_config());
     ~backend();
 
-    /// True when CONCLAVE_TEST_CONSUL_ADDR names an external Consul.
+    /// True when the server is not the embedded agent.
     bool external() const { return agent_ == nullptr; }
+    /// True when the test has the server to itself (embedded, or a Consul it started), so
+    /// that it can check that nothing was left on it.
+    bool isolated() const { return agent_ != nullptr || consul_ != nullptr; }
     /// The embedded agent, or nullptr when external.
     dev::agent* agent() const { return agent_.get(); }
+    /// The real Consul started for this test, or nullptr.
+    consul_server* consul() const { return consul_.get(); }
     conclave::client_config client_config() const { return config_; }
     /// A fresh KV prefix ("conclave-test/<random>/") so tests never see each other's keys.
     std::string prefix() const { return prefix_; }
 
 private:
     std::unique_ptr<dev::agent> agent_;
+    std::unique_ptr<consul_server> consul_;
     conclave::client_config config_;
     std::string prefix_;
 };

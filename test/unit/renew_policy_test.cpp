@@ -7,7 +7,7 @@ using conclave::detail::renew_policy;
 using namespace std::chrono_literals;
 using tp = renew_policy::clock::time_point;
 
-TEST_CASE("renew at TTL/2; the deadline is the last renew's start plus TTL", "[renew]") {
+TEST_CASE("renew at TTL/2, the deadline is the last renew's start plus TTL", "[renew]") {
     const tp t0{};
     renew_policy p{10s, t0};
     CHECK(p.next_renew() == t0 + 5s);
