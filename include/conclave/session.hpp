@@ -92,8 +92,10 @@ public:
     /// - errc::session_invalidated when Consul no longer knows the session, or when renewals
     ///   kept failing until the local deadline passed;
     /// - success when the session was destroyed with async_destroy();
-    /// - operation_aborted when cancelled (terminal cancellation): the session is then
-    ///   destroyed (bounded by destroy_timeout) before completing.
+    /// - operation_aborted when cancelled (terminal cancellation), at once: the session is
+    ///   marked lost and destroyed on Consul in the background (bounded by destroy_timeout,
+    ///   on the client's executor, so keep the io_context running until it is done, as
+    ///   `run()` does). Nothing of the run waits on the cancellation slot after it completes.
     template <class Token = asio::deferred_t>
     auto async_run(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::run_impl, state_);

@@ -84,10 +84,17 @@ struct write_options {
     write_options() = default;
 
     std::string datacenter;
+    /// Bounds this request (a wait for a connection included), when shorter than the
+    /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
+    std::chrono::milliseconds timeout{0};
     diagnostics* diag = nullptr;
 
     write_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    write_options& with_timeout(std::chrono::milliseconds v) {
+        timeout = v;
         return *this;
     }
     write_options& with_diag(diagnostics* v) {
@@ -149,6 +156,9 @@ struct kv_put_options {
     std::string acquire;              ///< lock with this session
     std::string release;              ///< unlock held by this session
     std::string datacenter;
+    /// Bounds this request (a wait for a connection included), when shorter than the
+    /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
+    std::chrono::milliseconds timeout{0};
     diagnostics* diag = nullptr;
 
     kv_put_options& with_flags(std::uint64_t v) {
@@ -171,6 +181,10 @@ struct kv_put_options {
         datacenter = std::move(v);
         return *this;
     }
+    kv_put_options& with_timeout(std::chrono::milliseconds v) {
+        timeout = v;
+        return *this;
+    }
     kv_put_options& with_diag(diagnostics* v) {
         diag = v;
         return *this;
@@ -183,6 +197,9 @@ struct kv_delete_options {
     bool recurse = false;             ///< delete every key with this prefix
     std::optional<std::uint64_t> cas; ///< only if ModifyIndex == N (absent key: true)
     std::string datacenter;
+    /// Bounds this request (a wait for a connection included), when shorter than the
+    /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
+    std::chrono::milliseconds timeout{0};
     diagnostics* diag = nullptr;
 
     kv_delete_options& with_recurse(bool v = true) {
@@ -195,6 +212,10 @@ struct kv_delete_options {
     }
     kv_delete_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    kv_delete_options& with_timeout(std::chrono::milliseconds v) {
+        timeout = v;
         return *this;
     }
     kv_delete_options& with_diag(diagnostics* v) {

@@ -159,7 +159,18 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         ++requests;
         api_reply reply;
         const auto remaining = deadline - http::clock::now();
-        ec = co_await conn->exchange(req, reply, remaining, config.max_response_body);
+        // A write, once sent, is finished before a cancellation is reported: Consul would
+        // apply it even with its connection closed, and possibly after whatever the caller
+        // sends next on another connection (the undo of this very write, for instance).
+        const bool write = call.method != bhttp::verb::get && call.finish_once_sent;
+        ec = co_await conn->exchange(req, reply, remaining, config.max_response_body, write);
+        if (write && (co_await asio::this_coro::cancellation_state).cancelled() !=
+                         asio::cancellation_type::none) {
+            if (!ec)
+                conn.give_back();
+            describe_failure(call, asio::error::operation_aborted, config);
+            co_return result{asio::error::operation_aborted, {}};
+        }
         if (!ec) {
             conn.give_back();
             co_return result{error_code{}, std::move(reply)};

@@ -30,6 +30,9 @@ struct api_call {
     bool blocking = false;             ///< a blocking read (index > 0)
     std::chrono::milliseconds wait{0}; ///< its wait (0: Consul's default)
     diagnostics* diag = nullptr;
+    /// A write Consul may have received is finished before the caller's cancellation is
+    /// reported (see client_impl::send). Off for writes that need no order (renewals).
+    bool finish_once_sent = true;
     /// Ends the call with errc::timeout, when earlier than the request timeout.
     std::optional<std::chrono::steady_clock::time_point> deadline;
 
@@ -68,6 +71,12 @@ public:
 struct client_access {
     static client_impl& impl(const client& c) { return *c.impl_; }
 };
+
+/// Sets call.deadline from an option's per-request timeout (0: none).
+inline void apply_timeout(api_call& call, std::chrono::milliseconds timeout) {
+    if (timeout.count() > 0)
+        call.deadline = std::chrono::steady_clock::now() + timeout;
+}
 
 /// Adds index/wait/consistency/dc of `q` to `call`.
 void apply_query(api_call& call, const query_options& q);

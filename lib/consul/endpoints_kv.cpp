@@ -148,6 +148,7 @@ asio::awaitable<op_result<bool>> kv_put(std::shared_ptr<detail::client_impl> c, 
     api_call call;
     call.method = bhttp::verb::put;
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto path = detail::kv_path(key, false);
     if (!path || key.empty())
         co_return op_result<bool>{invalid_key(o.diag, key), false};
@@ -180,6 +181,7 @@ asio::awaitable<op_result<bool>> kv_delete(std::shared_ptr<detail::client_impl> 
     api_call call;
     call.method = bhttp::verb::delete_;
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto path = detail::kv_path(key, true);
     if (!path)
         co_return op_result<bool>{invalid_key(o.diag, key), false};

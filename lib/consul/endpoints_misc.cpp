@@ -55,6 +55,7 @@ asio::awaitable<op_result<std::string>> status_leader(std::shared_ptr<detail::cl
     call.path = "/v1/status/leader";
     call.datacenter = o.datacenter;
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto [ec, reply] = co_await c->send(call);
     if (ec)
         co_return op_result<std::string>{ec, {}};
@@ -72,6 +73,7 @@ asio::awaitable<op_result<agent_info>> agent_self(std::shared_ptr<detail::client
     api_call call;
     call.path = "/v1/agent/self";
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto [ec, reply] = co_await c->send(call);
     if (ec)
         co_return op_result<agent_info>{ec, {}};

@@ -107,8 +107,10 @@ asio::awaitable<op_result<session_entry>> session_renew(std::shared_ptr<detail::
     api_call call;
     call.method = bhttp::verb::put;
     call.path = "/v1/session/renew/" + detail::encode_segment(id);
+    call.finish_once_sent = false; // a renewal undoes nothing and is undone by nothing
     call.datacenter = o.datacenter;
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto [ec, reply] = co_await c->send(call);
     if (ec)
         co_return op_result<session_entry>{ec, {}};
@@ -135,6 +137,7 @@ asio::awaitable<op_result<bool>> session_destroy(std::shared_ptr<detail::client_
     call.path = "/v1/session/destroy/" + detail::encode_segment(id);
     call.datacenter = o.datacenter;
     call.diag = o.diag;
+    detail::apply_timeout(call, o.timeout);
     auto [ec, reply] = co_await c->send(call);
     if (ec)
         co_return op_result<bool>{ec, false};

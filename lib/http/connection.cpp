@@ -2,12 +2,15 @@
 #include "http/message_head.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
@@ -22,6 +25,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <openssl/ssl.h>
@@ -170,7 +174,35 @@ public:
     bool expired() const noexcept { return watchdog_.expired(); }
 
     asio::awaitable<error_code> exchange(const request& req, response& res, clock::duration timeout,
-                                         std::size_t body_limit) override {
+                                         std::size_t body_limit, bool finish_once_sent) override {
+        if (!finish_once_sent)
+            co_return co_await exchange_with(req, res, timeout, body_limit, await_token<Stream>());
+        // Neither the operations (an unconnected slot; use_awaitable, as a slot cannot be
+        // bound to deferred in Asio 1.26) nor the awaits (no throw on cancellation) see the
+        // caller's cancellation; restored on every way out.
+        const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
+        co_await asio::this_coro::throw_if_cancelled(false);
+        error_code ec;
+        std::exception_ptr failure;
+        try {
+            ec = co_await exchange_with(
+                req, res, timeout, body_limit,
+                asio::bind_cancellation_slot(asio::cancellation_slot(),
+                                             asio::as_tuple(asio::use_awaitable)));
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
+        if (failure)
+            std::rethrow_exception(failure);
+        co_return ec;
+    }
+
+private:
+    template <class Token>
+    asio::awaitable<error_code> exchange_with(const request& req, response& res,
+                                              clock::duration timeout, std::size_t body_limit,
+                                              Token token) {
         // Invalid until proven otherwise: a cancelled exchange leaves it unusable.
         reusable_ = false;
         bound_by(clock::now() + timeout);
@@ -178,12 +210,12 @@ public:
         append_request_head(head_, req);
         std::array<asio::const_buffer, 2> message{asio::buffer(head_), asio::buffer(req.body)};
         if (!write_now(message)) {
-            auto [wec, wn] = co_await asio::async_write(stream_, message, await_token<Stream>());
+            auto [wec, wn] = co_await asio::async_write(stream_, message, token);
             if (wec)
                 co_return outcome(wec);
         }
         response_parser parser{res, body_limit};
-        if (auto rec = co_await read_response(parser))
+        if (auto rec = co_await read_response(parser, token))
             co_return outcome(rec);
         unbound();
         // A response read in full just as the deadline closed the socket is still a
@@ -192,7 +224,6 @@ public:
         co_return error_code{};
     }
 
-private:
     // Sends what the socket takes at once, without waiting: true when that was all of
     // `message`, else `message` is left holding the rest for async_write (which then also
     // reports any error). A request fits a socket's send buffer, so it is nearly always
@@ -224,7 +255,8 @@ private:
 
     // What beast::http::async_read does, without its three layers of composed operations
     // per read: parse what the buffer holds, read more while the parser needs more.
-    asio::awaitable<error_code> read_response(response_parser& parser) {
+    template <class Token>
+    asio::awaitable<error_code> read_response(response_parser& parser, Token token) {
         for (;;) {
             if (buffer_.size() != 0) {
                 error_code ec;
@@ -240,8 +272,7 @@ private:
             const std::size_t room = beast::read_size(buffer_, max_read_size);
             if (room == 0)
                 co_return bhttp::error::buffer_overflow;
-            auto [ec, n] =
-                co_await stream_.async_read_some(buffer_.prepare(room), await_token<Stream>());
+            auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(room), token);
             buffer_.commit(n);
             if (ec == asio::error::eof) {
                 if (!parser.got_some())

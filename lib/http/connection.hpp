@@ -28,9 +28,14 @@ public:
 
     /// Writes `req` and reads the response into `res`, all within `timeout`. Any error
     /// leaves the connection unusable (the caller discards it).
+    ///
+    /// `finish_once_sent`: the caller's cancellation does not reach the exchange; it ends
+    /// with the response (or the timeout) and the caller checks for cancellation after it.
+    /// For writes: Consul applies a request whose connection was closed, possibly after a
+    /// later request on another connection, so a write must not be abandoned half-way.
     virtual asio::awaitable<error_code> exchange(const request& req, response& res,
-                                                 clock::duration timeout,
-                                                 std::size_t body_limit) = 0;
+                                                 clock::duration timeout, std::size_t body_limit,
+                                                 bool finish_once_sent) = 0;
 
     /// True until a response asked to close the connection or an exchange failed.
     bool reusable() const noexcept { return reusable_; }

@@ -12,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -75,17 +76,6 @@ with_deadline(DeferredOp op, std::chrono::steady_clock::time_point deadline) {
     co_return std::pair<error_code, T>{ec, std::move(value)};
 }
 
-/// Like with_deadline when a deadline is given; otherwise just awaits `op` (the client's
-/// own request timeout still applies).
-template <class T, class DeferredOp>
-asio::awaitable<std::pair<error_code, T>>
-with_optional_deadline(DeferredOp op, std::optional<std::chrono::steady_clock::time_point> d) {
-    if (d)
-        co_return co_await with_deadline<T>(std::move(op), *d);
-    auto [ec, value] = co_await std::move(op)(asio::as_tuple(asio::use_awaitable));
-    co_return std::pair<error_code, T>{ec, std::move(value)};
-}
-
 /// Sleeps for `d` (never past `limit` when given).
 inline asio::awaitable<void>
 sleep_for(std::chrono::steady_clock::duration d,
@@ -95,6 +85,13 @@ sleep_for(std::chrono::steady_clock::duration d,
         until = *limit;
     asio::steady_timer timer{co_await asio::this_coro::executor, until};
     co_await timer.async_wait(asio::use_awaitable);
+}
+
+/// The time until `deadline`, at least 1 ms (a request's timeout; 0 would mean none).
+inline std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return std::max(left, std::chrono::milliseconds{1});
 }
 
 /// Whether an optional deadline has passed (no deadline never passes).

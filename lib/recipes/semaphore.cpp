@@ -86,9 +86,11 @@ permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session
 
 asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> sem,
                                              std::string session, clock::time_point deadline) {
-    auto op = sem->consul.async_kv_delete(sem->contender_key(session), kv_delete_options{},
-                                          asio::deferred);
-    auto [ec, ok] = co_await detail::with_deadline<bool>(std::move(op), deadline);
+    // A bound through the request itself, not a racing timer: a write that was sent is
+    // finished before a cancellation is reported (see client::send), a timeout is not.
+    auto [ec, ok] = co_await sem->consul.async_kv_delete(
+        sem->contender_key(session), kv_delete_options{}.with_timeout(detail::time_left(deadline)),
+        asio::as_tuple(asio::deferred));
     (void)ok;
     co_return ec;
 }
@@ -97,10 +99,11 @@ asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> se
 // holders, and lets others add us to the holders.
 asio::awaitable<error_code> write_contender(semaphore_state& sem, const session_state& s,
                                             const deadline_t& deadline) {
-    auto put = sem.consul.async_kv_put(
-        sem.contender_key(s.id), sem.opts.value,
-        kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value), asio::deferred);
-    auto [ec, made] = co_await detail::with_optional_deadline<bool>(std::move(put), deadline);
+    auto options = kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value);
+    if (deadline)
+        options.with_timeout(detail::time_left(*deadline));
+    auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
+                                                       options, asio::as_tuple(asio::deferred));
     if (ec)
         co_return ec;
     co_return made ? error_code{} : make_error_code(errc::conflict);

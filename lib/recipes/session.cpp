@@ -18,8 +18,8 @@ namespace {
 // so this is safe to repeat.
 asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
                                               std::chrono::milliseconds timeout) {
-    auto op = consul.async_session_destroy(id, write_options{}, asio::deferred);
-    auto [ec, ok] = co_await detail::with_deadline<bool>(std::move(op), clock::now() + timeout);
+    auto [ec, ok] = co_await consul.async_session_destroy(id, write_options{}.with_timeout(timeout),
+                                                          asio::as_tuple(asio::deferred));
     (void)ok;
     co_return ec;
 }
@@ -42,6 +42,15 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
         co_return result{ec, session{}};
     co_return result{error_code{}, make(std::make_shared<session_state>(consul, std::move(id),
                                                                         std::move(cfg), start))};
+}
+
+// Destroys the session of a cancelled run, unless something else already did.
+asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
+    if (s->destroyed || s->gone_on_server)
+        co_return;
+    const auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
+    if (!ec)
+        s->destroyed = true;
 }
 
 asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
@@ -86,15 +95,13 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
             throw;
         cancelled = true;
     }
-    // Cancelled: close the session (bounded), without letting the same cancellation
-    // interrupt the cleanup.
-    co_await asio::this_coro::throw_if_cancelled(false);
-    co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+    // Cancelled: the session is closed in the background (bounded), and the run completes
+    // at once. Its caller may then destroy the cancellation signal it used, as soon as the
+    // completion arrives: nothing of the run may be left waiting on it (a destroy whose
+    // answer came after the caller's own requests used to be).
     if (cancelled && !s->destroyed && !s->gone_on_server) {
-        auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
-        if (!ec)
-            s->destroyed = true;
         s->mark_lost(make_error_code(errc::session_invalidated));
+        asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
     }
     co_return asio::error::operation_aborted;
 }

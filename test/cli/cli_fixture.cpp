@@ -69,7 +69,7 @@ agent_thread::~agent_thread() {
 bool agent_thread::expire_session(const std::string& id) {
     if (consul_) {
         auto r = consul_->request("PUT", "/v1/session/destroy/" + id);
-        return r && r->first == 200 && r->second == "true";
+        return r && r->first == 200 && r->second.rfind("true", 0) == 0; // "true\n"
     }
     std::promise<bool> done;
     asio::post(ioc_, [&] { done.set_value(agent_->force_expire_session(id)); });

@@ -52,13 +52,15 @@ TEST_CASE("txn_call: a deadline before the request timeout ends the request with
     CHECK(took < 5s);
 }
 
+// A transaction is a write: once sent it is finished first (here: the server never answers,
+// so until the request timeout), then the cancellation is reported.
 TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not a throw",
           "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, hang};
     client_config cfg;
     cfg.port = server.port();
-    cfg.request_timeout = 20s;
+    cfg.request_timeout = 1s;
     client c{ioc.get_executor(), cfg};
     cancel_after cancel{ioc.get_executor(), 100ms};
     std::optional<error_code> outcome;
@@ -78,6 +80,44 @@ TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not
     REQUIRE(outcome);
     CHECK_FALSE(threw);
     CHECK(*outcome == asio::error::operation_aborted);
+}
+
+// Consul applies a write whose connection closed, possibly after the next request on another
+// connection: a cancelled write completes after its answer, and whatever the caller sends
+// next (its undo) comes after it, here on the same connection.
+TEST_CASE("a write cancelled after it was sent completes after its answer", "[http][cancel]") {
+    asio::io_context ioc;
+    std::vector<std::string> seen;
+    std::chrono::steady_clock::time_point received;
+    scripted_server server{ioc, [&](const received_request& r) {
+                               seen.push_back(std::string(r.message.method_string()) + " " +
+                                              std::string(r.message.target()));
+                               scripted_reply reply{http_response(200, "true")};
+                               if (seen.size() == 1) {
+                                   received = std::chrono::steady_clock::now();
+                                   reply.delay = 300ms; // the cancellation comes meanwhile
+                               }
+                               return reply;
+                           }};
+    client_config cfg;
+    cfg.port = server.port();
+    client c{ioc.get_executor(), cfg};
+    cancel_after cancel{ioc.get_executor(), 100ms};
+    std::optional<error_code> outcome;
+    std::chrono::steady_clock::time_point completed;
+    c.async_kv_put("k", "v", {}, cancel.bind([&](error_code ec, bool) {
+        outcome = ec;
+        completed = std::chrono::steady_clock::now();
+        c.async_kv_delete("k", {}, [](error_code, bool) {}); // the undo
+    }));
+    run_until(
+        ioc, [&] { return seen.size() == 2; }, 10s);
+    cancel.disarm();
+    REQUIRE(outcome);
+    CHECK(*outcome == asio::error::operation_aborted); // never success, though applied
+    CHECK(completed - received >= 300ms);              // after the answer
+    CHECK(server.connections() == 1);                  // the undo reused the finished connection
+    CHECK(seen.at(1).rfind("DELETE /v1/kv/k", 0) == 0);
 }
 
 // The attempt of a try_acquire whose budget is spent still gets minimum_attempt_time; a

@@ -55,8 +55,10 @@ struct candidate {
     asio::awaitable<void> start(leader_task task) {
         s = co_await session::async_create(fixture.consul, quick(2s));
         *session_running = true;
-        s.async_run(asio::bind_cancellation_slot(
-            session_stop.slot(), [running = session_running](error_code) { *running = false; }));
+        s.async_run(asio::bind_cancellation_slot(session_stop.slot(), [this](error_code) {
+            *session_running = false;
+            changed.notify();
+        }));
         el.async_run(s, std::move(task),
                      asio::bind_cancellation_slot(stop.slot(), [this](error_code ec) {
                          ended = ec;
@@ -74,8 +76,11 @@ struct candidate {
             stop.emit(asio::cancellation_type::terminal);
             co_await wait_until([this] { return ended.has_value(); });
         }
-        if (*session_running) // (not on a signal whose operation has completed)
+        if (*session_running) { // (not on a signal whose operation has completed)
             session_stop.emit(asio::cancellation_type::terminal);
+            // The signal must outlive the operation bound to it.
+            co_await wait_until([this] { return !*session_running; });
+        }
         co_await s.async_destroy();
     }
 };

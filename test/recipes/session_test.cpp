@@ -60,8 +60,10 @@ TEST_CASE_METHOD(recipes_fixture, "a cancelled run completes with operation_abor
         t.async_wait([&](error_code) { cancel.emit(asio::cancellation_type::terminal); });
         auto [ec] =
             co_await s.async_run(asio::bind_cancellation_slot(cancel.slot(), awaitable_tuple));
+        CHECK(s.lost());
+        co_await wait_no_sessions(3000ms); // destroyed in the background
         auto info = co_await consul.async_session_info(s.id());
-        CHECK_FALSE(info.session); // destroyed on the way out
+        CHECK_FALSE(info.session);
         co_return ec;
     };
     CHECK(run(ioc, body()) == asio::error::operation_aborted);
