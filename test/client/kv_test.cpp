@@ -277,9 +277,12 @@ TEST_CASE_METHOD(client_fixture, "consistency modes are accepted", "[client][kv]
         co_await consul.async_kv_put(p + "m", "v");
         auto a = co_await consul.async_kv_get(p + "m",
                                               query_options{}.with_mode(consistency::consistent));
-        auto b =
-            co_await consul.async_kv_get(p + "m", query_options{}.with_mode(consistency::stale));
-        CHECK(a.entry);
+        REQUIRE(a.entry);
+        // A stale read may come from a follower that has not applied the write yet: it
+        // blocks until its state passes the write's index.
+        auto b = co_await consul.async_kv_get(
+            p + "m",
+            query_options::blocking(a.entry->modify_index - 1, 5s).with_mode(consistency::stale));
         CHECK(b.entry);
     };
     run(ioc, body());

@@ -308,7 +308,7 @@ TEST_CASE_METHOD(recipes_fixture, "an elector on a key of another recipe is a co
 }
 
 TEST_CASE_METHOD(recipes_fixture, "losing the session ends async_run with session_invalidated",
-                 "[elector]") {
+                 "[elector][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

@@ -191,7 +191,7 @@ TEST_CASE_METHOD(recipes_fixture, "fair mode: a cancelled or timed-out waiter le
 TEST_CASE_METHOD(recipes_fixture,
                  "fair mode: a release hands the key to the next waiter of another process "
                  "in the same transaction",
-                 "[lock][fair][hub]") {
+                 "[lock][fair][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

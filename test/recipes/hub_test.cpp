@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 
 TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query on the key",
-                 "[lock][hub]") {
+                 "[lock][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -106,7 +106,7 @@ TEST_CASE_METHOD(recipes_fixture, "local waiters get the lock in arrival order",
 TEST_CASE_METHOD(recipes_fixture,
                  "contenders that re-acquire in a loop take turns and cost few requests per "
                  "handoff",
-                 "[lock][hub]") {
+                 "[lock][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -156,7 +156,7 @@ TEST_CASE_METHOD(recipes_fixture,
 // come and go; a waiter that needs it meanwhile must still start it at once.
 TEST_CASE_METHOD(recipes_fixture,
                  "a waiter that comes while the key's idle query lingers starts it",
-                 "[lock][hub]") {
+                 "[lock][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

@@ -149,7 +149,7 @@ TEST_CASE_METHOD(recipes_fixture, "try_acquire with a budget of 0 makes exactly 
 }
 
 TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one transaction each",
-                 "[lock][cheap]") {
+                 "[lock][cheap][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -178,7 +178,7 @@ TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one t
 }
 
 TEST_CASE_METHOD(recipes_fixture, "a lease watched for a short section costs no query",
-                 "[lock][cheap]") {
+                 "[lock][cheap][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -324,7 +324,7 @@ TEST_CASE_METHOD(recipes_fixture,
 }
 
 TEST_CASE_METHOD(recipes_fixture, "forced session invalidation fires the lost signal within 1 s",
-                 "[lock][lost]") {
+                 "[lock][lost][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -376,7 +376,7 @@ TEST_CASE_METHOD(recipes_fixture, "deleting the key fires the lost signal within
 }
 
 TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its retry budget",
-                 "[lock][lost]") {
+                 "[lock][lost][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -418,7 +418,7 @@ TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its r
 TEST_CASE_METHOD(recipes_fixture,
                  "a holder whose renewals are blocked learns it lost the lock before anyone "
                  "else can acquire it",
-                 "[lock][lost]") {
+                 "[lock][lost][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -461,7 +461,7 @@ TEST_CASE_METHOD(recipes_fixture,
 
 TEST_CASE_METHOD(recipes_fixture,
                  "after a lock-delay refusal the waiter retries soon, not after 5 s",
-                 "[lock][lock-delay]") {
+                 "[lock][lock-delay][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

@@ -28,7 +28,7 @@ std::size_t held_keys(const kv_list_result& r) {
 
 TEST_CASE_METHOD(recipes_fixture,
                  "many local semaphore waiters share one blocking query and get slots by handoff",
-                 "[semaphore][hub]") {
+                 "[semaphore][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -158,7 +158,7 @@ TEST_CASE_METHOD(recipes_fixture, "local semaphore waiters get slots in arrival 
 TEST_CASE_METHOD(recipes_fixture,
                  "k free slots go to k queued local waiters in one transaction, never more than "
                  "the limit",
-                 "[semaphore][hub]") {
+                 "[semaphore][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -247,7 +247,7 @@ TEST_CASE_METHOD(recipes_fixture,
 TEST_CASE_METHOD(recipes_fixture,
                  "semaphore contenders that re-acquire in a loop take turns at a few requests "
                  "per grant",
-                 "[semaphore][hub]") {
+                 "[semaphore][hub][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -306,7 +306,7 @@ TEST_CASE_METHOD(recipes_fixture,
 
 TEST_CASE_METHOD(recipes_fixture,
                  "a semaphore waiter cancelled while a release hands it the slot keeps nothing",
-                 "[semaphore][hub][cancel]") {
+                 "[semaphore][hub][cancel][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

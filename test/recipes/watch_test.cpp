@@ -205,7 +205,7 @@ TEST_CASE_METHOD(watch_fixture, "a keys watch reports key names, collapsed at th
 
 TEST_CASE_METHOD(watch_fixture,
                  "when the agent's index goes backwards during a wait, the watch re-reads",
-                 "[watch]") {
+                 "[watch][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -234,7 +234,7 @@ TEST_CASE_METHOD(watch_fixture,
 TEST_CASE_METHOD(watch_fixture,
                  "when the index went backwards between two calls, the watch recovers "
                  "within one wait",
-                 "[watch]") {
+                 "[watch][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -258,7 +258,7 @@ TEST_CASE_METHOD(watch_fixture,
 }
 
 TEST_CASE_METHOD(watch_fixture, "reaped tombstones move a list index back without a report",
-                 "[watch]") {
+                 "[watch][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -281,7 +281,7 @@ TEST_CASE_METHOD(watch_fixture, "reaped tombstones move a list index back withou
 }
 
 TEST_CASE_METHOD(watch_fixture, "injected 500s are retried with backoff, without spinning",
-                 "[watch]") {
+                 "[watch][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {
@@ -312,7 +312,7 @@ TEST_CASE_METHOD(watch_fixture, "injected 500s are retried with backoff, without
 }
 
 TEST_CASE_METHOD(watch_fixture, "a final error completes async_next and the watch stays usable",
-                 "[watch]") {
+                 "[watch][dev-agent-only]") {
     if (skip_unless_dev_agent())
         return;
     auto body = [&]() -> asio::awaitable<void> {

@@ -37,8 +37,12 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
     if (auto options = consul_server_from_env()) {
         options->session_ttl_min = cfg.session_ttl_min;
         consul_ = std::make_unique<consul_server>(std::move(*options));
+        // On a cluster, a follower: every write is forwarded to the leader.
+        std::size_t server = 0;
+        if (auto leader = consul_->leader(); leader && consul_->size() > 1)
+            server = (*leader + 1) % consul_->size();
         config_.host = "127.0.0.1";
-        config_.port = consul_->http_port();
+        config_.port = consul_->http_port(server);
         return;
     }
     agent_ = std::make_unique<dev::agent>(ioc.get_executor(), cfg);
