@@ -175,8 +175,11 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
             conn.give_back();
             co_return result{error_code{}, std::move(reply)};
         }
+        // Not a blocking query: its caller's loop re-reads without blocking first (the
+        // server may have restarted with a lower index, which would hold a retry for the
+        // whole wait).
         const bool retry = attempt == 0 && conn.reused() && call.method == bhttp::verb::get &&
-                           stale_connection_error(ec);
+                           !call.blocking && stale_connection_error(ec);
         conn = {}; // discard the broken connection, freeing its slot
         if (retry) {
             ++retries;

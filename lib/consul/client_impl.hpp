@@ -50,7 +50,8 @@ public:
     client_impl(asio::any_io_executor ex, client_config cfg);
 
     /// Sends `call`; fails only for transport problems (any HTTP status is a reply).
-    /// GETs that fail on a reused keep-alive connection are retried once on a new one.
+    /// GETs that fail on a reused keep-alive connection are retried once on a new one (not
+    /// blocking queries: their loops re-read without blocking after a failure).
     asio::awaitable<std::pair<error_code, api_reply>> send(api_call& call);
 
     asio::any_io_executor executor;

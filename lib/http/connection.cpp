@@ -30,6 +30,7 @@
 #include <memory>
 #include <openssl/ssl.h>
 #include <string>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 namespace conclave::detail::http {
@@ -172,6 +173,13 @@ public:
         return watchdog_.expired() ? error_code{beast::error::timeout} : ec;
     }
     bool expired() const noexcept { return watchdog_.expired(); }
+
+    bool closed_by_peer() override {
+        char byte;
+        const auto fd = beast::get_lowest_layer(stream_).native_handle();
+        const auto n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    }
 
     asio::awaitable<error_code> exchange(const request& req, response& res, clock::duration timeout,
                                          std::size_t body_limit, bool finish_once_sent) override {

@@ -39,6 +39,10 @@ public:
 
     /// True until a response asked to close the connection or an exchange failed.
     bool reusable() const noexcept { return reusable_; }
+    /// For an idle connection: true when the server has closed it (or sent anything, which
+    /// an idle HTTP/1.1 connection never gets but a close: TLS close_notify). One
+    /// non-blocking peek at the socket.
+    virtual bool closed_by_peer() = 0;
     /// When it went back to the pool (idle connections expire).
     clock::time_point idle_since{};
 

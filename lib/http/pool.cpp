@@ -126,9 +126,15 @@ lease pool::take_idle() {
     while (!idle_.empty()) {
         auto c = std::move(idle_.back());
         idle_.pop_back();
-        if (clock::now() - c->idle_since < cfg_.idle_timeout)
+        const auto idle_for = clock::now() - c->idle_since;
+        // A server that restarted or dropped the connection while it was idle: a request
+        // written to it would fail (a write could not even be retried). Connections idle for
+        // less than a millisecond are not checked: the peek is a system call, which a busy
+        // lock cycle would otherwise pay per request.
+        if (idle_for < cfg_.idle_timeout &&
+            (idle_for < std::chrono::milliseconds{1} || !c->closed_by_peer()))
             return lease{shared_from_this(), std::move(c), true};
-        --open_; // expired while idle
+        --open_; // expired or closed while idle
     }
     return {};
 }

@@ -30,6 +30,9 @@ namespace conclave::detail {
 ///   the stalled query's start by a jittered exponential backoff (initial_backoff doubling
 ///   up to max_backoff). A server that answers at once with the same index is slowed down
 ///   to one query per max_backoff; one that keeps moving its index back likewise;
+/// - after a failed query the next one is a non-blocking read (a restarted server has a
+///   lower index: blocking on the old one would wait out the whole wait); it reports only a
+///   changed index;
 /// - a failed query (any error) is retried after a jittered exponential backoff from the
 ///   moment it failed; the failure count survives until a query succeeds, so a caller that
 ///   retries after a final error is paced too.
@@ -57,7 +60,7 @@ public:
         , rng_(seed) {}
 
     /// The index to send with the next query: 0 is a non-blocking read.
-    std::uint64_t query_index() const noexcept { return index_; }
+    std::uint64_t query_index() const noexcept { return reread_ ? 0 : index_; }
     /// The next query must not start before this.
     clock::time_point next_start() const noexcept { return next_start_; }
     unsigned consecutive_failures() const noexcept { return failures_; }
@@ -73,6 +76,14 @@ public:
     verdict on_reply(std::uint64_t index, clock::time_point now) {
         failures_ = 0;
         index = std::max<std::uint64_t>(index, 1);
+        if (reread_) {
+            // The non-blocking read after a failure: a restarted server's state (a lower
+            // index) is the new state; the same index, nothing new.
+            reread_ = false;
+            const std::uint64_t before = index_;
+            index_ = index;
+            return index == before ? verdict::same : verdict::advanced;
+        }
         const std::uint64_t sent = index_;
         if (sent == 0) {
             // Non-blocking read (first read or re-read after a reset): always usable. Stalls
@@ -102,6 +113,9 @@ public:
     /// query waits for the backoff.
     bool on_error(const error_code& ec, clock::time_point now) {
         ++failures_;
+        // The server may have restarted with less history: blocking on the old index there
+        // would wait out the whole wait for nothing. Read without blocking first.
+        reread_ = index_ != 0;
         next_start_ = std::max(next_start_, now + jittered(failures_));
         return is_retryable(ec);
     }
@@ -139,6 +153,7 @@ private:
     duration max_backoff_;
     std::mt19937_64 rng_;
     std::uint64_t index_ = 0;
+    bool reread_ = false; ///< the next query is a non-blocking read after a failure
     clock::time_point started_{};
     clock::time_point next_start_{};
     unsigned failures_ = 0;

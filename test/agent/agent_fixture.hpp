@@ -1,7 +1,7 @@
 // A dev agent on a test-owned io_context, plus helpers the agent tests share.
 #pragma once
 
-#include "http_client.hpp"
+#include "support/http_client.hpp"
 #include "support/backend.hpp"
 #include "support/run.hpp"
 

@@ -223,7 +223,9 @@ TEST_CASE("keep-alive over TLS: two GETs share one connection and one handshake"
     CHECK(server.requests()[1].sequence == 1);
 }
 
-TEST_CASE("a GET on a stale TLS keep-alive connection is retried once on a new one", "[tls]") {
+TEST_CASE(
+    "a TLS keep-alive connection the server closed is not used again: seen idle, or retried once",
+    "[tls]") {
     // The server closes every connection after one response without saying so in HTTP,
     // either with a TLS close_notify (as Go's server does) or by dropping the TCP connection
     // (a crashed server, a middlebox): both must read as a stale connection.
@@ -250,7 +252,10 @@ TEST_CASE("a GET on a stale TLS keep-alive connection is retried once on a new o
     REQUIRE_FALSE(ec2);
     CHECK(r2.entry);
     CHECK(server.connections() == 2);
-    CHECK(c.stats().retries == 1);
+    // A dropped TCP connection is seen by the pool while idle: no retry needed. A
+    // close_notify came with the response and was read into the TLS layer, so the socket
+    // looks idle: the GET fails on it and is retried once on a new connection.
+    CHECK(c.stats().retries == (abrupt ? 0u : 1u));
 }
 
 TEST_CASE("a TLS handshake that never completes times out with errc::timeout", "[tls]") {

@@ -308,14 +308,12 @@ TEST_CASE_METHOD(recipes_fixture, "an elector on a key of another recipe is a co
 }
 
 TEST_CASE_METHOD(recipes_fixture, "losing the session ends async_run with session_invalidated",
-                 "[elector][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[elector]") {
     auto body = [&]() -> asio::awaitable<void> {
         candidate a{*this, "a"};
         co_await a.start(a.lead_forever());
         co_await a.wait_until([&] { return a.terms == 1; });
-        server.agent()->force_expire_session(a.s.id());
+        server.expire_session(a.s.id());
         co_await a.wait_until([&] { return a.ended.has_value(); });
         CHECK(*a.ended == errc::session_invalidated);
         CHECK(a.tasks_returned == 1);

@@ -19,9 +19,7 @@ using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
 
 TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query on the key",
-                 "[lock][hub][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][hub]") {
     auto body = [&]() -> asio::awaitable<void> {
         constexpr std::size_t waiters = 16;
         auto holder_session = co_await session::async_create(consul, quick(5s));
@@ -42,12 +40,12 @@ TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query o
             co_await lease.async_release();
             released.count_down();
         };
-        server.agent()->reset_stats();
+        server.reset_stats();
         for (std::size_t i = 0; i < waiters; ++i)
             asio::co_spawn(ioc, one(i), asio::detached);
         // Nothing to await for an absence of requests: let the waiters settle, then look.
         co_await sleep(300ms);
-        const auto waiting = server.agent()->stats();
+        const auto waiting = server.stats();
         CHECK(waiting.blocking_queries_waiting == 1); // one query for 16 waiters
         CHECK(waiting.requests <= 2);                 // that query (and at most one re-read)
         CHECK(granted.left() == waiters);
@@ -55,7 +53,7 @@ TEST_CASE_METHOD(recipes_fixture, "many local waiters share one blocking query o
         co_await held.async_release();
         co_await released.wait();
         // Every waiter got the key by a handoff: one transaction each, plus the release.
-        const auto after = server.agent()->stats();
+        const auto after = server.stats();
         CHECK(count(after, "PUT /v1/txn") == waiters + 1);
         for (auto& s : c.sessions)
             co_await s.async_destroy();
@@ -106,9 +104,7 @@ TEST_CASE_METHOD(recipes_fixture, "local waiters get the lock in arrival order",
 TEST_CASE_METHOD(recipes_fixture,
                  "contenders that re-acquire in a loop take turns and cost few requests per "
                  "handoff",
-                 "[lock][hub][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][hub]") {
     auto body = [&]() -> asio::awaitable<void> {
         constexpr std::size_t n = 8;
         constexpr int rounds = 20;
@@ -117,7 +113,7 @@ TEST_CASE_METHOD(recipes_fixture,
             c.sessions[i] = co_await session::async_create(consul, quick(5s));
             c.objects.push_back(std::make_unique<lock>(consul, p + "k"));
         }
-        server.agent()->reset_stats();
+        server.reset_stats();
         std::vector<std::size_t> grants; // who got it, in order
         countdown finished{ioc.get_executor(), n};
         auto loop = [&](std::size_t i) -> asio::awaitable<void> {
@@ -140,7 +136,7 @@ TEST_CASE_METHOD(recipes_fixture,
             std::sort(window.begin(), window.end());
             CHECK(std::unique(window.begin(), window.end()) == window.end());
         }
-        const auto stats = server.agent()->stats();
+        const auto stats = server.stats();
         const double per_handoff = static_cast<double>(stats.requests) / (n * rounds);
         CHECK(per_handoff <= 2.5);
         CHECK(count(stats, "PUT /v1/txn") <= n * rounds + n); // no refused attempts
@@ -156,9 +152,7 @@ TEST_CASE_METHOD(recipes_fixture,
 // come and go; a waiter that needs it meanwhile must still start it at once.
 TEST_CASE_METHOD(recipes_fixture,
                  "a waiter that comes while the key's idle query lingers starts it",
-                 "[lock][hub][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][hub]") {
     auto body = [&]() -> asio::awaitable<void> {
         client other{ioc.get_executor(), server.client_config()};
         auto mine = co_await session::async_create(consul, quick(5s));
@@ -178,13 +172,13 @@ TEST_CASE_METHOD(recipes_fixture,
         };
         const auto start = std::chrono::steady_clock::now();
         asio::co_spawn(ioc, acquire(), asio::detached);
-        while (server.agent()->stats().blocking_queries_waiting == 0 &&
+        while (server.stats().blocking_queries_waiting == 0 &&
                std::chrono::steady_clock::now() - start < 2s)
             co_await sleep(2ms);
         // Parked well before the grace ends (a query left lingering parks only after it,
         // about 100 ms after our first acquire).
         CHECK(std::chrono::steady_clock::now() - start < 70ms);
-        CHECK(server.agent()->stats().blocking_queries_waiting == 1);
+        CHECK(server.stats().blocking_queries_waiting == 1);
         co_await held.async_release();
         co_await acquired.wait();
         REQUIRE(second);

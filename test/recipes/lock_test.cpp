@@ -149,22 +149,20 @@ TEST_CASE_METHOD(recipes_fixture, "try_acquire with a budget of 0 makes exactly 
 }
 
 TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one transaction each",
-                 "[lock][cheap][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][cheap]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(5s));
         lock mutex{consul, p + "cheap"};
         auto warm = co_await mutex.async_acquire(s); // the first look at the key is a read
         co_await warm.async_release();
-        server.agent()->reset_stats();
+        server.reset_stats();
         constexpr int cycles = 10;
         for (int i = 0; i < cycles; ++i) {
             auto lease = co_await mutex.async_acquire(s);
             CHECK(lease.token().lock_index == static_cast<std::uint64_t>(i + 2));
             co_await lease.async_release();
         }
-        const auto stats = server.agent()->stats();
+        const auto stats = server.stats();
         const auto txns =
             stats.by_endpoint.count("PUT /v1/txn") ? stats.by_endpoint.at("PUT /v1/txn") : 0;
         CHECK(txns == 2 * cycles); // acquire (with its read-back) and release: one each
@@ -178,15 +176,13 @@ TEST_CASE_METHOD(recipes_fixture, "an uncontended acquire and release cost one t
 }
 
 TEST_CASE_METHOD(recipes_fixture, "a lease watched for a short section costs no query",
-                 "[lock][cheap][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][cheap]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(5s));
         lock mutex{consul, p + "short"};
         auto warm = co_await mutex.async_acquire(s);
         co_await warm.async_release();
-        server.agent()->reset_stats();
+        server.reset_stats();
         constexpr int cycles = 10;
         for (int i = 0; i < cycles; ++i) {
             auto lease = co_await mutex.async_acquire(s);
@@ -198,7 +194,7 @@ TEST_CASE_METHOD(recipes_fixture, "a lease watched for a short section costs no 
             CHECK(watched.index() == 1);
             co_await lease.async_release();
         }
-        const auto stats = server.agent()->stats();
+        const auto stats = server.stats();
         CHECK(count(stats, "PUT /v1/txn") == 2 * cycles);
         // Released before the monitor's query was due: no query, no wake-up (was one per
         // cycle). Two allow for a loaded machine stretching a loop turn past the delay.
@@ -324,16 +320,14 @@ TEST_CASE_METHOD(recipes_fixture,
 }
 
 TEST_CASE_METHOD(recipes_fixture, "forced session invalidation fires the lost signal within 1 s",
-                 "[lock][lost][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][lost]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(10s));
         lock mutex{consul, p + "l"};
         auto lease = co_await mutex.async_acquire(s);
         auto expire = [&]() -> asio::awaitable<steady::time_point> {
             co_await sleep(100ms);
-            server.agent()->force_expire_session(s.id());
+            server.expire_session(s.id());
             co_return steady::now();
         };
         auto lost = [&]() -> asio::awaitable<error_code> {
@@ -376,9 +370,7 @@ TEST_CASE_METHOD(recipes_fixture, "deleting the key fires the lost signal within
 }
 
 TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its retry budget",
-                 "[lock][lost][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][lost]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(5s));
         lock mutex{consul, p + "l", lock_options{}.with_monitor_retries(3, 50ms)};
@@ -394,13 +386,13 @@ TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its r
             co_await consul.async_txn(std::move(ops));
         };
         // Within the budget: 3 failed reads are retried, the lease stays.
-        server.agent()->inject_errors("/v1/kv/", 3, 500);
+        server.inject_errors("/v1/kv/", 3, 500);
         co_await touch();
         auto survived = co_await (lease.async_wait_lost(awaitable_tuple) || sleep(600ms));
         CHECK(survived.index() == 1);
         CHECK(lease.held());
         // Beyond it (4 failures in a row with a budget of 3): reported as lost.
-        server.agent()->inject_errors("/v1/kv/", 4, 500);
+        server.inject_errors("/v1/kv/", 4, 500);
         co_await touch();
         const auto start = steady::now();
         auto [ec] = co_await lease.async_wait_lost(awaitable_tuple);
@@ -418,9 +410,7 @@ TEST_CASE_METHOD(recipes_fixture, "monitoring survives injected 500s up to its r
 TEST_CASE_METHOD(recipes_fixture,
                  "a holder whose renewals are blocked learns it lost the lock before anyone "
                  "else can acquire it",
-                 "[lock][lost][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][lost]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto a = co_await session::async_create(consul, quick(400ms));
         auto b = co_await session::async_create(consul, quick(2s));
@@ -428,7 +418,7 @@ TEST_CASE_METHOD(recipes_fixture,
         lock mutex_b{consul, p + "l"};
         auto lease = co_await mutex_a.async_acquire(a);
         // A's renewals fail from now on; B renews normally and waits for the lock.
-        server.agent()->inject_errors("/v1/session/renew/" + a.id(), 1000, 500);
+        server.inject_errors("/v1/session/renew/" + a.id(), 1000, 500);
         steady::time_point a_lost{}, b_acquired{};
         auto holder = [&]() -> asio::awaitable<void> {
             auto run_a = [&]() -> asio::awaitable<void> { co_await a.async_run(awaitable_tuple); };
@@ -461,9 +451,7 @@ TEST_CASE_METHOD(recipes_fixture,
 
 TEST_CASE_METHOD(recipes_fixture,
                  "after a lock-delay refusal the waiter retries soon, not after 5 s",
-                 "[lock][lock-delay][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[lock][lock-delay]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto a = co_await session::async_create(
             consul, session_config{}.with_ttl(10s).with_lock_delay(500ms));
@@ -471,14 +459,14 @@ TEST_CASE_METHOD(recipes_fixture,
         lock mutex_a{consul, p + "l"};
         lock mutex_b{consul, p + "l"};
         auto lease = co_await mutex_a.async_acquire(a);
-        server.agent()->force_expire_session(a.id()); // arms a 500 ms lock-delay
+        server.expire_session(a.id()); // arms a 500 ms lock-delay
         const auto expired = steady::now();
-        const auto before = server.agent()->stats().requests;
+        const auto before = server.stats().requests;
         auto got = co_await mutex_b.async_acquire(b);
         const auto waited = steady::now() - expired;
         CHECK(waited >= 450ms);
         CHECK(waited < 500ms + 1200ms); // the remaining delay, plus at most one capped wait
-        CHECK(server.agent()->stats().requests - before < 20); // backoff, not a busy loop
+        CHECK(server.stats().requests - before < 20); // backoff, not a busy loop
         co_await got.async_release();
         co_await mutex_b.async_destroy();
         co_await b.async_destroy();

@@ -71,14 +71,12 @@ TEST_CASE_METHOD(recipes_fixture, "a cancelled run completes with operation_abor
 }
 
 TEST_CASE_METHOD(recipes_fixture, "an invalidated session ends the run and wakes loss waiters",
-                 "[session][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[session]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, session_config{}.with_ttl(10s));
         auto invalidate = [&]() -> asio::awaitable<void> {
             co_await sleep(200ms);
-            server.agent()->force_expire_session(s.id());
+            server.expire_session(s.id());
         };
         error_code run_ec, lost_ec;
         auto run_task = [&]() -> asio::awaitable<void> {
@@ -103,18 +101,16 @@ TEST_CASE_METHOD(recipes_fixture, "an invalidated session ends the run and wakes
 TEST_CASE_METHOD(recipes_fixture,
                  "with renewals failing, the session is lost at its local deadline, "
                  "before Consul could expire it",
-                 "[session][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[session]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, session_config{}.with_ttl(400ms));
-        server.agent()->inject_errors("/v1/session/renew/", 1000, 500);
+        server.inject_errors("/v1/session/renew/", 1000, 500);
         const auto deadline = s.deadline();
-        const auto requests_before = server.agent()->stats().requests;
+        const auto requests_before = server.stats().requests;
         auto [ec] = co_await s.async_run(tuple_token);
         const auto noticed = steady::now();
         // It retried with backoff, not in a busy loop (first try at TTL/2, then ~4 more).
-        CHECK(server.agent()->stats().requests - requests_before <= 8);
+        CHECK(server.stats().requests - requests_before <= 8);
         CHECK(ec == errc::session_invalidated);
         CHECK(noticed >= deadline);
         CHECK(noticed < deadline + 200ms);
@@ -127,13 +123,11 @@ TEST_CASE_METHOD(recipes_fixture,
 }
 
 TEST_CASE_METHOD(recipes_fixture, "transient renew failures are survived within the TTL",
-                 "[session][dev-agent-only]") {
-    if (skip_unless_dev_agent())
-        return;
+                 "[session]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, session_config{}.with_ttl(1s));
         // Two failures cost at most two short backoffs (ttl/16, ttl/8): far inside the TTL.
-        server.agent()->inject_errors("/v1/session/renew/", 2, 500);
+        server.inject_errors("/v1/session/renew/", 2, 500);
         auto outcome = co_await (s.async_run(awaitable_tuple) || sleep(2500ms));
         CHECK(outcome.index() == 1);
         CHECK(s.deadline() > steady::now() - 2500ms + 1s); // renewed after the failures

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 
 namespace conclave::test {
 
@@ -38,11 +39,13 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
         options->session_ttl_min = cfg.session_ttl_min;
         consul_ = std::make_unique<consul_server>(std::move(*options));
         // On a cluster, a follower: every write is forwarded to the leader.
-        std::size_t server = 0;
         if (auto leader = consul_->leader(); leader && consul_->size() > 1)
-            server = (*leader + 1) % consul_->size();
+            server_ = (*leader + 1) % consul_->size();
+        proxy_ = std::make_unique<fault_proxy>(ioc.get_executor(), "127.0.0.1",
+                                               consul_->http_port(server_));
+        proxy_->start();
         config_.host = "127.0.0.1";
-        config_.port = consul_->http_port(server);
+        config_.port = proxy_->port();
         return;
     }
     agent_ = std::make_unique<dev::agent>(ioc.get_executor(), cfg);
@@ -54,6 +57,71 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
 backend::~backend() {
     if (agent_)
         agent_->stop();
+    if (proxy_)
+        proxy_->stop();
+}
+
+dev::agent_stats backend::stats() const {
+    if (agent_)
+        return agent_->stats();
+    if (!proxy_)
+        throw std::logic_error("no request counters on an external Consul");
+    const auto p = proxy_->stats();
+    dev::agent_stats s;
+    s.requests = p.requests;
+    s.connections_accepted = p.connections_accepted;
+    s.connections_open = p.connections_open;
+    s.blocking_queries_waiting = p.blocking_queries_waiting;
+    s.by_endpoint = p.by_endpoint;
+    return s;
+}
+
+void backend::reset_stats() {
+    if (agent_)
+        agent_->reset_stats();
+    else if (proxy_)
+        proxy_->reset_stats();
+}
+
+void backend::inject_errors(const std::string& path_prefix, unsigned count, unsigned status) {
+    if (agent_)
+        agent_->inject_errors(path_prefix, count, status);
+    else if (proxy_)
+        proxy_->inject_errors(path_prefix, count, status);
+    else
+        throw std::logic_error("no fault injection on an external Consul");
+}
+
+void backend::inject_disconnects(const std::string& path_prefix, unsigned count) {
+    if (agent_)
+        agent_->inject_disconnects(path_prefix, count);
+    else if (proxy_)
+        proxy_->inject_disconnects(path_prefix, count);
+    else
+        throw std::logic_error("no fault injection on an external Consul");
+}
+
+bool backend::expire_session(const std::string& id) {
+    if (agent_)
+        return agent_->force_expire_session(id);
+    if (!consul_)
+        throw std::logic_error("no session control on an external Consul");
+    // Consul answers true for unknown sessions too: ask first whether it knows it.
+    auto known = consul_->request("GET", "/v1/session/info/" + id, server_);
+    if (!known || known->first != 200 || known->second.find(id) == std::string::npos)
+        return false;
+    auto r = consul_->request("PUT", "/v1/session/destroy/" + id, server_);
+    return r && r->first == 200 && r->second.rfind("true", 0) == 0;
+}
+
+void backend::reset_state() {
+    if (agent_)
+        agent_->reset_state();
+    else if (consul_) {
+        consul_->reset();
+        proxy_->drop_connections(); // as the restart did to the proxy's upstream connections
+    } else
+        throw std::logic_error("cannot reset an external Consul");
 }
 
 bool skip_unless_dev_agent() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "support/consul_server.hpp"
+#include "support/fault_proxy.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/dev/agent.hpp>
@@ -37,9 +38,29 @@ public:
     /// A fresh KV prefix ("conclave-test/<random>/") so tests never see each other's keys.
     std::string prefix() const { return prefix_; }
 
+    // ---- faults and counters, on the embedded agent or on a real Consul the test started
+    // (there through a fault_proxy in front of it, which the client talks to) ----
+
+    /// What the client sent: the embedded agent's counters, or the proxy's.
+    dev::agent_stats stats() const;
+    void reset_stats();
+    /// The next `count` requests under `path_prefix` get `status` instead of an answer.
+    void inject_errors(const std::string& path_prefix, unsigned count, unsigned status = 500);
+    /// The next `count` requests under `path_prefix` are answered by a closed connection.
+    void inject_disconnects(const std::string& path_prefix, unsigned count);
+    /// Invalidates a session: as a TTL expiry would on the embedded agent; on a real Consul
+    /// by destroying it (the same invalidation: its keys released or deleted by its
+    /// behaviour, lock-delay armed). False when the server does not know it.
+    bool expire_session(const std::string& id);
+    /// Forgets everything, as a restarted dev agent does: the embedded agent's reset; a real
+    /// Consul is killed and started again on its ports with empty state.
+    void reset_state();
+
 private:
     std::unique_ptr<dev::agent> agent_;
     std::unique_ptr<consul_server> consul_;
+    std::unique_ptr<fault_proxy> proxy_; ///< in front of consul_
+    std::size_t server_ = 0;             ///< the server of consul_ the proxy forwards to
     conclave::client_config config_;
     std::string prefix_;
 };

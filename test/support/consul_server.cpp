@@ -278,18 +278,32 @@ void consul_server::kill(std::size_t i) {
     }
 }
 
-void consul_server::restart(std::size_t i) {
-    kill(i);
+void consul_server::respawn(std::size_t i) {
     // The same ports: they may still be in TIME_WAIT or briefly held; try for a while.
     for (int attempt = 0; attempt < 20; ++attempt) {
-        if (spawn(i)) {
-            wait_ready();
+        if (spawn(i))
             return;
-        }
         std::this_thread::sleep_for(250ms);
     }
     throw std::runtime_error("consul server " + std::to_string(i) + " did not restart\n" +
                              log_tails());
+}
+
+void consul_server::restart(std::size_t i) {
+    kill(i);
+    respawn(i);
+    wait_ready();
+}
+
+void consul_server::reset() {
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+        kill(i);
+    for (auto& s : servers_)
+        if (!s.data_dir.empty())
+            fs::remove_all(s.data_dir);
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+        respawn(i);
+    wait_ready();
 }
 
 std::optional<std::size_t> consul_server::leader() const {

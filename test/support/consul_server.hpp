@@ -50,6 +50,9 @@ public:
     /// Starts server `i` again on its ports. A dev agent comes back with empty state; a
     /// cluster server with its data directory. Returns once it is ready as above.
     void restart(std::size_t i);
+    /// Kills every server and starts them again on their ports with empty state (a cluster's
+    /// data directories are removed); returns once they are ready.
+    void reset();
     /// The index of the current Raft leader among the running servers, if one is known.
     std::optional<std::size_t> leader() const;
     /// One request to server `i` ("PUT", "/v1/session/destroy/ID"): its status and body, or
@@ -70,6 +73,7 @@ private:
     void shut_down();
     void choose_ports();
     bool spawn(std::size_t i);
+    void respawn(std::size_t i);
     std::vector<std::string> arguments(std::size_t i) const;
     std::string log_tails() const;
 

@@ -110,7 +110,7 @@ TEST_CASE("retryable errors back off with jitter in [b/2, b], from the failure",
             CHECK(delay >= p.backoff(n) / 2);
             CHECK(delay <= p.backoff(n));
             CHECK(delay <= 10s);
-            CHECK(p.query_index() == 5); // an error does not touch the index
+            CHECK(p.query_index() == 0); // a non-blocking re-read comes next
             t = p.next_start();
         }
         reply(p, t, 1ms, 6);
@@ -209,4 +209,24 @@ TEST_CASE("the effective wait follows Consul's default and cap", "[watch]") {
     CHECK(watch_policy::effective_wait(-1ms) == 5min);
     CHECK(watch_policy::effective_wait(30s) == 30s);
     CHECK(watch_policy::effective_wait(20min) == 10min);
+}
+
+TEST_CASE("after a failed query the next is a non-blocking read that reports only a change",
+          "[watch]") {
+    const tp t0{};
+    auto p = make();
+    REQUIRE(reply(p, t0, 1ms, 500) == verdict::advanced);
+    // A server that restarted with less history: the failure (a closed connection), then a
+    // non-blocking read that finds a lower index, which is the new state.
+    p.on_start(t0 + 1s);
+    CHECK(p.on_error(make_error_code(boost::asio::error::connection_reset), t0 + 1s));
+    CHECK(p.query_index() == 0);
+    CHECK(reply(p, t0 + 2s, 1ms, 3) == verdict::advanced);
+    CHECK(p.query_index() == 3);
+    // A failure on the same server: the re-read finds the same index, nothing to report.
+    p.on_start(t0 + 3s);
+    CHECK(p.on_error(make_error_code(errc::server_error), t0 + 3s));
+    CHECK(p.query_index() == 0);
+    CHECK(reply(p, t0 + 4s, 1ms, 3) == verdict::same);
+    CHECK(p.query_index() == 3); // blocks again
 }

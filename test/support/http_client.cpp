@@ -1,4 +1,4 @@
-#include "http_client.hpp"
+#include "support/http_client.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>

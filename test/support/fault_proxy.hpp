@@ -1,0 +1,80 @@
+// A fault-injecting HTTP/1.1 proxy for tests: it sits between a client and any Consul (the
+// embedded dev agent or a real one) and offers the dev agent's private controls there:
+// request statistics, injected errors and disconnects, and responses held back on demand.
+// Each client connection gets its own upstream connection (1:1, keep-alive on both), so the
+// server sees one connection per client connection, as without the proxy.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace conclave::test {
+
+/// Same meaning and names as conclave::dev::agent_stats.
+struct proxy_stats {
+    std::uint64_t requests = 0;
+    std::uint64_t connections_accepted = 0;
+    std::size_t connections_open = 0;
+    /// Forwarded requests with ?index=N (N > 0) whose response has not arrived yet.
+    std::size_t blocking_queries_waiting = 0;
+    /// "METHOD /v1/kv", "PUT /v1/txn", ... as the dev agent names them; "METHOD other" for
+    /// unknown paths, "METHOD (injected)" for requests answered by an injection.
+    std::map<std::string, std::uint64_t> by_endpoint;
+};
+
+/// Runs on the executor it is given; starts no threads. Forwarded requests have no
+/// proxy-side timeout (blocking queries may last minutes).
+class fault_proxy {
+public:
+    fault_proxy(boost::asio::any_io_executor ex, std::string upstream_host,
+                std::uint16_t upstream_port);
+    /// Stops.
+    ~fault_proxy();
+    fault_proxy(const fault_proxy&) = delete;
+    fault_proxy& operator=(const fault_proxy&) = delete;
+
+    /// Binds 127.0.0.1 on a free port and starts accepting.
+    void start();
+    /// Closes the listener and every connection, both sides; held responses are dropped.
+    void stop();
+
+    /// Closes every connection, both sides, and goes on accepting: what a server's restart
+    /// does to its clients' connections.
+    void drop_connections();
+
+    std::uint16_t port() const;
+    /// "127.0.0.1:PORT".
+    std::string http_address() const;
+    proxy_stats stats() const;
+    void reset_stats();
+
+    /// The next `count` requests whose path (without the query) starts with `path_prefix`
+    /// get `status` with a Consul-like plain-text body ("No cluster leader" for 500,
+    /// "injected error" otherwise) instead of being forwarded.
+    void inject_errors(const std::string& path_prefix, unsigned count, unsigned status = 500);
+    /// The next `count` matching requests are answered by closing the client connection
+    /// (and its upstream connection) without a response; they are not forwarded.
+    void inject_disconnects(const std::string& path_prefix, unsigned count);
+    /// Matching requests are forwarded, but their responses are held (not sent to the client)
+    /// until release_held(). Replaces a previous prefix.
+    void hold_responses(const std::string& path_prefix);
+    /// Sends every held response and stops holding.
+    void release_held();
+    /// Responses held right now.
+    std::size_t held() const;
+    /// Completes once held() > 0 (at once if it already is). Throws
+    /// boost::system::system_error (operation_aborted) when the proxy stops first.
+    boost::asio::awaitable<void> async_wait_held();
+
+    struct state; ///< public only so that the implementation's helpers can name it
+
+private:
+    std::shared_ptr<state> state_;
+};
+
+} // namespace conclave::test
