@@ -1,8 +1,8 @@
 // A dev agent on a test-owned io_context, plus helpers the agent tests share.
 #pragma once
 
-#include "support/http_client.hpp"
 #include "support/backend.hpp"
+#include "support/http_client.hpp"
 #include "support/run.hpp"
 
 #include <conclave/dev/agent.hpp>

@@ -66,14 +66,7 @@ dev::agent_stats backend::stats() const {
         return agent_->stats();
     if (!proxy_)
         throw std::logic_error("no request counters on an external Consul");
-    const auto p = proxy_->stats();
-    dev::agent_stats s;
-    s.requests = p.requests;
-    s.connections_accepted = p.connections_accepted;
-    s.connections_open = p.connections_open;
-    s.blocking_queries_waiting = p.blocking_queries_waiting;
-    s.by_endpoint = p.by_endpoint;
-    return s;
+    return proxy_->stats();
 }
 
 void backend::reset_stats() {

@@ -5,6 +5,8 @@
 // server sees one connection per client connection, as without the proxy.
 #pragma once
 
+#include <conclave/dev/agent.hpp>
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
@@ -15,17 +17,8 @@
 
 namespace conclave::test {
 
-/// Same meaning and names as conclave::dev::agent_stats.
-struct proxy_stats {
-    std::uint64_t requests = 0;
-    std::uint64_t connections_accepted = 0;
-    std::size_t connections_open = 0;
-    /// Forwarded requests with ?index=N (N > 0) whose response has not arrived yet.
-    std::size_t blocking_queries_waiting = 0;
-    /// "METHOD /v1/kv", "PUT /v1/txn", ... as the dev agent names them; "METHOD other" for
-    /// unknown paths, "METHOD (injected)" for requests answered by an injection.
-    std::map<std::string, std::uint64_t> by_endpoint;
-};
+/// The dev agent's counters, as the proxy sees the requests it forwards or answers.
+using proxy_stats = dev::agent_stats;
 
 /// Runs on the executor it is given; starts no threads. Forwarded requests have no
 /// proxy-side timeout (blocking queries may last minutes).
