@@ -300,7 +300,7 @@ TEST_CASE_METHOD(recipes_fixture,
 
 TEST_CASE_METHOD(recipes_fixture,
                  "a semaphore waiter cancelled while a release hands it the slot keeps nothing",
-                 "[semaphore][hub][cancel][consul-open-bug]") {
+                 "[semaphore][hub][cancel]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto a = co_await session::async_create(consul, quick(5s));
         auto b = co_await session::async_create(consul, quick(5s));
@@ -312,25 +312,33 @@ TEST_CASE_METHOD(recipes_fixture,
         for (auto delay : {0ms, 1ms, 2ms, 3ms, 5ms, 8ms, 10000ms}) {
             auto held = co_await sem_a.async_acquire(a);
             cancel_after cancel{ioc.get_executor(), delay};
-            auto waiter = sem_b.async_acquire(b, nullptr, cancel.bind(awaitable_tuple));
+            bool waiter_done = false;
+            auto waiter = [&]() -> asio::awaitable<std::tuple<error_code, permit>> {
+                auto r = co_await sem_b.async_acquire(b, nullptr, cancel.bind(awaitable_tuple));
+                waiter_done = true;
+                co_return r;
+            };
             auto wait_then_release = [&]() -> asio::awaitable<error_code> {
-                // B's contender key is written: a release may hand it the slot.
+                // B's contender key is written: a release may hand it the slot. (A waiter
+                // cancelled early writes and deletes it before we look: then it is done.)
                 auto key = co_await consul.async_kv_get(prefix + "/" + b.id());
-                while (!key.entry)
-                    key = co_await consul.async_kv_get(prefix + "/" + b.id(),
-                                                       query_options::blocking(key.meta.index, 2s));
+                while (!key.entry && !waiter_done)
+                    key = co_await consul.async_kv_get(
+                        prefix + "/" + b.id(), query_options::blocking(key.meta.index, 200ms));
                 server.reset_stats();
                 auto [ec] = co_await held.async_release(awaitable_tuple);
                 co_return ec;
             };
             // (&& flattens the first result: error, permit, then the release's error)
-            auto [ec, got, released] = co_await (std::move(waiter) && wait_then_release());
+            auto [ec, got, released] = co_await (waiter() && wait_then_release());
             cancel.disarm();
             CHECK_FALSE(released);
             if (!ec) {
                 CHECK(got.held());
-                // Handed over by A's release: that was the only transaction.
-                CHECK(count(server.stats(), "PUT /v1/txn") == 1);
+                // Handed over in A's release's transaction; or, when B's contender write
+                // was answered after the test saw the key (real Consul), the release only
+                // freed the slot and B took it in a CAS of its own.
+                CHECK(count(server.stats(), "PUT /v1/txn") <= 2);
                 co_await got.async_release();
             } else {
                 CHECK(ec == asio::error::operation_aborted);
