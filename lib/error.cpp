@@ -65,6 +65,32 @@ const boost::system::error_category& category() noexcept {
     return instance;
 }
 
+namespace {
+
+std::string describe(const error_code& ec, const diagnostics& d) {
+    std::string out = ec.message();
+    std::string_view server = d.server_message;
+    while (!server.empty() && (server.back() == '\n' || server.back() == '\r' || server.back() == ' '))
+        server.remove_suffix(1);
+    if (!server.empty()) {
+        out += ": ";
+        out += server;
+    }
+    if (!d.client_message.empty()) {
+        out += " [";
+        out += d.client_message;
+        out += "]";
+    }
+    return out;
+}
+
+} // namespace
+
+error::error(error_code ec, diagnostics diag)
+    : boost::system::system_error(ec)
+    , diag_(std::move(diag))
+    , what_(describe(code(), diag_)) {}
+
 errc errc_from_http_status(unsigned status) noexcept {
     switch (status) {
     case 400:

@@ -3,6 +3,7 @@
 
 #include <conclave/config.hpp>
 #include <conclave/detail/asio_fwd.hpp>
+#include <conclave/detail/initiate.hpp>
 #include <conclave/types.hpp>
 
 #include <memory>
@@ -27,10 +28,12 @@ struct client_stats {
 
 /// A Consul HTTP client with a bounded keep-alive connection pool.
 ///
-/// Every operation is `async_*`, takes a completion token (default `asio::deferred`, so
-/// `co_await c.async_kv_get("k")` works) and completes with `void(error_code, T)`.
-/// HTTP errors map to conclave::errc (see error.hpp); pass `diag` in the options to get
-/// Consul's text. A KV key that does not exist is not an error: the result is empty.
+/// Every operation is `async_*`, takes a completion token and completes with
+/// `void(error_code, T)`. The default token, `with_diagnostics(asio::use_awaitable)`,
+/// makes `co_await c.async_kv_get("k")` return the T or throw conclave::error, whose text
+/// carries Consul's. HTTP errors map to conclave::errc (see error.hpp); with a token that keeps the
+/// error code, pass `diag` in the options to get Consul's text. A KV key that does not exist
+/// is not an error: the result is empty.
 ///
 /// Cancellation: every operation supports terminal cancellation through the completion
 /// handler's cancellation slot (what `||`, parallel groups and `cancellation_signal::emit
@@ -59,35 +62,35 @@ public:
     // ---- KV ---------------------------------------------------------------------------
 
     /// GET /v1/kv/<key>. An absent key gives an empty `entry`.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_get(std::string key, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_get_result>(&client::kv_get_impl, token, std::move(key),
                                        std::move(opts));
     }
 
     /// GET /v1/kv/<key>?raw: the stored bytes.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_get_raw(std::string key, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_raw_result>(&client::kv_get_raw_impl, token, std::move(key),
                                        std::move(opts));
     }
 
     /// GET /v1/kv/<prefix>?recurse: every entry whose key starts with prefix.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_list(std::string prefix, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_list_result>(&client::kv_list_impl, token, std::move(prefix),
                                         std::move(opts));
     }
 
     /// GET /v1/kv/<prefix>?keys[&separator=]: key names only.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_keys(std::string prefix, kv_keys_options opts = {}, Token&& token = {}) {
         return initiate<kv_keys_result>(&client::kv_keys_impl, token, std::move(prefix),
                                         std::move(opts));
     }
 
     /// PUT /v1/kv/<key>: set, cas, acquire or release. Completes with Consul's true/false.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_put(std::string key, std::string value, kv_put_options opts = {},
                       Token&& token = {}) {
         return initiate<bool>(&client::kv_put_impl, token, std::move(key), std::move(value),
@@ -95,7 +98,7 @@ public:
     }
 
     /// DELETE /v1/kv/<key>[?recurse][&cas=]. Completes with Consul's true/false.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_kv_delete(std::string key, kv_delete_options opts = {}, Token&& token = {}) {
         return initiate<bool>(&client::kv_delete_impl, token, std::move(key), std::move(opts));
     }
@@ -103,40 +106,40 @@ public:
     // ---- sessions ---------------------------------------------------------------------
 
     /// PUT /v1/session/create. Completes with the new session's ID.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_create(session_options opts = {}, Token&& token = {}) {
         return initiate<std::string>(&client::session_create_impl, token, std::move(opts));
     }
 
     /// PUT /v1/session/renew/<id>. An unknown session completes with
     /// errc::session_invalidated. The entry carries the TTL Consul wants (may be larger).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_renew(std::string id, write_options opts = {}, Token&& token = {}) {
         return initiate<session_entry>(&client::session_renew_impl, token, std::move(id),
                                        std::move(opts));
     }
 
     /// PUT /v1/session/destroy/<id>. Idempotent: an unknown ID also succeeds.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_destroy(std::string id, write_options opts = {}, Token&& token = {}) {
         return initiate<bool>(&client::session_destroy_impl, token, std::move(id), std::move(opts));
     }
 
     /// GET /v1/session/info/<id>. An unknown session gives an empty `session`.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_info(std::string id, query_options opts = {}, Token&& token = {}) {
         return initiate<session_info_result>(&client::session_info_impl, token, std::move(id),
                                              std::move(opts));
     }
 
     /// GET /v1/session/list.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_list(query_options opts = {}, Token&& token = {}) {
         return initiate<session_list_result>(&client::session_list_impl, token, std::move(opts));
     }
 
     /// GET /v1/session/node/<node>.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_session_node(std::string node, query_options opts = {}, Token&& token = {}) {
         return initiate<session_list_result>(&client::session_node_impl, token, std::move(node),
                                              std::move(opts));
@@ -145,19 +148,19 @@ public:
     // ---- transactions, status ---------------------------------------------------------
 
     /// PUT /v1/txn. A rollback (409) completes successfully with `committed == false`.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_txn(std::vector<txn_op> ops, txn_options opts = {}, Token&& token = {}) {
         return initiate<txn_result>(&client::txn_impl, token, std::move(ops), std::move(opts));
     }
 
     /// GET /v1/status/leader: the Raft leader's address, empty when there is none.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_status_leader(write_options opts = {}, Token&& token = {}) {
         return initiate<std::string>(&client::status_leader_impl, token, std::move(opts));
     }
 
     /// GET /v1/agent/self: node name, datacenter, version.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_agent_self(write_options opts = {}, Token&& token = {}) {
         return initiate<agent_info>(&client::agent_self_impl, token, std::move(opts));
     }
@@ -168,14 +171,24 @@ private:
     template <class T>
     using handler = asio::any_completion_handler<void(error_code, T)>;
 
-    // Starts an operation: `impl` gets the arguments and a type-erased handler.
+    // Starts an operation: `impl` gets the arguments and a type-erased handler. For
+    // with_diagnostics, the options' diagnostics are routed to the exception.
     template <class T, class Impl, class Token, class... Args>
     auto initiate(Impl impl, Token& token, Args&&... args) {
-        return asio::async_initiate<Token, void(error_code, T)>(
-            [this, impl](auto h, auto&&... a) {
-                (this->*impl)(std::forward<decltype(a)>(a)..., handler<T>(std::move(h)));
-            },
-            token, std::forward<Args>(args)...);
+        auto start = [this, impl](detail::diagnostics_route* route, handler<T> h, auto&&... a) {
+            if (route)
+                (route_diagnostics(a, *route), ...);
+            (this->*impl)(std::forward<decltype(a)>(a)..., std::move(h));
+        };
+        return detail::initiate_with<void(error_code, T)>(token, std::move(start),
+                                                          std::forward<Args>(args)...);
+    }
+    template <class Options>
+    static void route_diagnostics(Options& o, detail::diagnostics_route& route) {
+        if constexpr (requires { o.diag; })
+            o.diag = route.use(o.diag);
+        else if constexpr (requires { o.query.diag; })
+            o.query.diag = route.use(o.query.diag);
     }
 
     void kv_get_impl(std::string, query_options, handler<kv_get_result>);

@@ -91,7 +91,7 @@ public:
     /// the latest (a term that began and ended between two calls is not reported). An
     /// empty optional means "no leader" and is reported like any other change.
     /// errc::conflict when the key is not a lock key (other flags).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_next(Token&& token = {}) {
         return detail::initiate<void(error_code, std::optional<leader_info>)>(
             token, &leader_observer::next_impl, state_);
@@ -130,7 +130,7 @@ public:
     /// campaigning without it), errc::conflict when the key is not a lock key, and
     /// operation_aborted when cancelled (after the task returned and, with
     /// release_on_stop, the key was released). One async_run per elector at a time.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_run(session& s, leader_task task, Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &elector::run_impl, state_, s,
                                                   std::move(task));
@@ -140,13 +140,13 @@ public:
     /// returned, and async_run stays out of the race until another candidate leads or
     /// resign_holdoff passes. Completes when the key was released (at once when not
     /// leading).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_resign(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &elector::resign_impl, state_);
     }
 
     /// The current leader as Consul has it (one read); empty when nobody leads.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_leader(Token&& token = {}) {
         return detail::initiate<void(error_code, std::optional<leader_info>)>(
             token, &elector::leader_impl, state_);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <string>
 #include <type_traits>
@@ -59,6 +60,22 @@ struct diagnostics {
         server_message.clear();
         client_message.clear();
     }
+};
+
+/// What a failed operation throws when awaited with the default completion token
+/// (with_diagnostics): the error code, as any boost::system::system_error, and the
+/// diagnostics. what() is the error's message followed by Consul's text, or by conclave's
+/// description of the request when Consul sent none. The ACL token is never part of it.
+class error : public boost::system::system_error {
+public:
+    error(error_code ec, diagnostics diag);
+
+    const diagnostics& diag() const noexcept { return diag_; }
+    const char* what() const noexcept override { return what_.c_str(); }
+
+private:
+    diagnostics diag_;
+    std::string what_;
 };
 
 } // namespace conclave

@@ -96,7 +96,7 @@ public:
     /// deleted or released, or could not be read for monitor_retries tries;
     /// errc::session_invalidated when the session was lost or its local deadline passed.
     /// Never completes with success. operation_aborted when cancelled.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &lock_lease::wait_lost_impl, state_);
     }
@@ -104,7 +104,7 @@ public:
     /// Releases the lock (keeping its flags and value, so Go clients still recognise it).
     /// Retry-safe: releasing a lock that is no longer held succeeds; on a transport error
     /// the lease stays held and the call can be repeated.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_release(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &lock_lease::release_impl, state_);
     }
@@ -115,7 +115,7 @@ public:
     /// (and the lease counts as lost) when that check failed; otherwise Consul's outcome of
     /// the transaction (`committed == false` with the errors of `ops` if one of them failed).
     /// At most 63 ops (Consul's limit of 64 includes the check).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_guarded_txn(std::vector<txn_op> ops, Token&& token = {}) {
         return detail::initiate<void(error_code, txn_result)>(token, &lock_lease::guarded_txn_impl,
                                                               state_, std::move(ops));
@@ -149,7 +149,7 @@ public:
     /// errc::conflict, errc::session_invalidated (the session was lost while waiting),
     /// operation_aborted when cancelled. A session that already holds the key gets a lease
     /// without a write. Cancellation at any point leaves the lock not held.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_acquire(session& s, Token&& token = {}) {
         return detail::initiate<void(error_code, lock_lease)>(token, &lock::acquire_impl, state_,
                                                               s.state());
@@ -157,7 +157,7 @@ public:
 
     /// Like async_acquire, within one monotonic `budget`: an empty optional means "not
     /// acquired in time" (not an error).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<lock_lease>);
         return detail::initiate<sig>(token, &lock::try_acquire_impl, state_, s.state(), budget);
@@ -165,7 +165,7 @@ public:
 
     /// Deletes the lock's key when nobody holds it (Go: Lock.Destroy). errc::conflict if it
     /// is held or carries other flags; success if it does not exist.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_destroy(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &lock::destroy_impl, state_);
     }

@@ -63,14 +63,14 @@ public:
     /// holder set (pruned because its contender key vanished, or removed by someone), or
     /// the prefix could not be read for monitor_retries tries; errc::session_invalidated
     /// when the session was lost. Never success; operation_aborted when cancelled.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &permit::wait_lost_impl, state_);
     }
 
     /// Leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender
     /// key. Retry-safe.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_release(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &permit::release_impl, state_);
     }
@@ -102,14 +102,14 @@ public:
     /// Waits for a slot. `void(error_code, permit)`. The contender key is deleted on every
     /// path that does not end with a permit (errors, cancellation). If `diag` is given, a
     /// limit conflict is described there ("semaphore limit conflict (lock: X, local: Y)").
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_acquire(session& s, diagnostics* diag = nullptr, Token&& token = {}) {
         using sig = void(error_code, permit);
         return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state(), diag);
     }
 
     /// Like async_acquire within one monotonic budget: empty optional = no slot in time.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<permit>);
         return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(),
@@ -118,7 +118,7 @@ public:
 
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
     /// while in use or when its flags differ. Contender keys are not touched.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_destroy(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &semaphore::destroy_impl, state_);
     }
@@ -126,7 +126,7 @@ public:
 private:
     using state_ptr = std::shared_ptr<detail::semaphore_state>;
     using session_ptr = std::shared_ptr<detail::session_state>;
-    static void acquire_impl(state_ptr, session_ptr, diagnostics*,
+    static void acquire_impl(state_ptr, session_ptr, diagnostics*, detail::diagnostics_route*,
                              asio::any_completion_handler<void(error_code, permit)>);
     static void
         try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds,

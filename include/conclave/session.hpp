@@ -81,7 +81,7 @@ public:
     session() = default;
 
     /// Creates a session. Completes with `void(error_code, session)`.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     static auto async_create(client& c, session_config cfg = {}, Token&& token = {}) {
         return detail::initiate<void(error_code, session)>(token, &session::create_impl, c,
                                                            std::move(cfg));
@@ -96,21 +96,21 @@ public:
     ///   marked lost and destroyed on Consul in the background (bounded by destroy_timeout,
     ///   on the client's executor, so keep the io_context running until it is done, as
     ///   `run()` does). Nothing of the run waits on the cancellation slot after it completes.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_run(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::run_impl, state_);
     }
 
     /// Completes when the session is lost, with errc::session_invalidated (never success);
     /// operation_aborted when cancelled.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::wait_lost_impl, state_);
     }
 
     /// Destroys the session on Consul (its keys are released or deleted per its behaviour).
     /// Idempotent and retry-safe: the session counts as destroyed only once Consul said so.
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_destroy(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::destroy_impl, state_);
     }
@@ -135,7 +135,7 @@ private:
     explicit session(std::shared_ptr<detail::session_state> s)
         : state_(std::move(s)) {}
 
-    static void create_impl(client c, session_config cfg,
+    static void create_impl(client c, session_config cfg, detail::diagnostics_route* route,
                             asio::any_completion_handler<void(error_code, session)> h);
     using state_ptr = std::shared_ptr<detail::session_state>;
     static void run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);

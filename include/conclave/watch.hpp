@@ -148,14 +148,10 @@ public:
     /// Cancellation: terminal, partial and total. A cancelled call completes with
     /// operation_aborted and changes nothing: the next call continues from the last reply
     /// seen (and reports what changed in between).
-    template <class Token = asio::deferred_t>
+    template <class Token = default_token_t>
     auto async_next(Token&& token = {}) {
-        return asio::async_initiate<Token, void(error_code, watch_snapshot)>(
-            [st = state_](auto h) {
-                next_impl(st, asio::any_completion_handler<void(error_code, watch_snapshot)>(
-                                  std::move(h)));
-            },
-            token);
+        return detail::initiate<void(error_code, watch_snapshot)>(token, &watch::next_impl,
+                                                                   state_);
     }
 
     /// False for a moved-from watch (every other call is then invalid).
@@ -171,7 +167,7 @@ public:
 
 private:
     using state_ptr = std::shared_ptr<detail::watch_state>;
-    static void next_impl(state_ptr s,
+    static void next_impl(state_ptr s, detail::diagnostics_route* route,
                           asio::any_completion_handler<void(error_code, watch_snapshot)> h);
 
     state_ptr state_;

@@ -370,8 +370,11 @@ std::uint32_t semaphore::limit() const noexcept {
 }
 
 void semaphore::acquire_impl(state_ptr sem, session_ptr s, diagnostics* diag,
+                             detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
     require(s, "semaphore acquire with an empty conclave::session");
+    if (route)
+        diag = route->use(diag);
     auto ex = sem->consul.get_executor();
     detail::spawn_op(ex, acquire(std::move(sem), std::move(s), diag), std::move(h));
 }

@@ -25,11 +25,16 @@ asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
 }
 
 asio::awaitable<std::pair<error_code, session>>
-create(client consul, session_config cfg, session (*make)(std::shared_ptr<session_state>)) {
+create(client consul, session_config cfg, session (*make)(std::shared_ptr<session_state>),
+       diagnostics* diag) {
     using result = std::pair<error_code, session>;
-    if (cfg.ttl <= std::chrono::milliseconds::zero())
+    if (cfg.ttl <= std::chrono::milliseconds::zero()) {
+        if (diag)
+            diag->client_message = "a session's TTL must be positive";
         co_return result{make_error_code(errc::invalid_argument), session{}};
+    }
     session_options o;
+    o.diag = diag;
     o.name = cfg.name;
     o.ttl = cfg.ttl;
     o.lock_delay = cfg.lock_delay;
@@ -142,10 +147,11 @@ session_state::~session_state() {
 
 } // namespace detail
 
-void session::create_impl(client c, session_config cfg,
+void session::create_impl(client c, session_config cfg, detail::diagnostics_route* route,
                           asio::any_completion_handler<void(error_code, session)> h) {
     auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
-    detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make), std::move(h));
+    auto* diag = route ? route->use(nullptr) : nullptr;
+    detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make, diag), std::move(h));
 }
 
 namespace {

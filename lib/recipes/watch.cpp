@@ -48,14 +48,14 @@ struct fetched {
     query_meta meta;
 };
 
-asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s) {
+asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s, diagnostics* diag) {
     query_options q;
     q.index = s->policy.query_index();
     if (q.index > 0)
         q.wait = s->opts.wait;
     q.mode = s->opts.mode;
     q.datacenter = s->opts.datacenter;
-    q.diag = s->opts.diag;
+    q.diag = diag;
     const std::string path = s->target.path();
     fetched f;
     switch (s->target.what()) {
@@ -95,7 +95,7 @@ struct as_terminal {
     }
 };
 
-asio::awaitable<result> next(std::shared_ptr<watch_state> s) {
+asio::awaitable<result> next(std::shared_ptr<watch_state> s, diagnostics* diag) {
     // Nothing changes before a reply has been processed, so a cancelled call leaves the
     // watch exactly as it was: every cancellation type is accepted. What is passed on to
     // the query in flight is always terminal (the client's operations act on terminal
@@ -120,7 +120,7 @@ asio::awaitable<result> next(std::shared_ptr<watch_state> s) {
                 co_return aborted; // only cancellation stops the timer
         }
         s->policy.on_start(clock::now());
-        fetched f = co_await fetch(s);
+        fetched f = co_await fetch(s, diag);
         const auto now = clock::now();
         if (f.ec == asio::error::operation_aborted)
             co_return aborted;
@@ -155,13 +155,14 @@ watch::~watch() = default;
 watch::watch(watch&&) noexcept = default;
 watch& watch::operator=(watch&&) noexcept = default;
 
-void watch::next_impl(state_ptr s,
+void watch::next_impl(state_ptr s, detail::diagnostics_route* route,
                       asio::any_completion_handler<void(error_code, watch_snapshot)> h) {
     if (!s)
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "async_next on a moved-from conclave::watch");
     auto ex = s->consul.get_executor();
-    detail::spawn_op(ex, next(std::move(s)), std::move(h));
+    auto* diag = route ? route->use(s->opts.diag) : s->opts.diag;
+    detail::spawn_op(ex, next(std::move(s), diag), std::move(h));
 }
 
 const watch_target& watch::target() const noexcept {

@@ -35,6 +35,30 @@ TEST_CASE_METHOD(recipes_fixture, "a session is created as configured and destro
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture, "a session Consul refuses throws Consul's reason",
+                 "[session][errors]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string what;
+        try {
+            co_await session::async_create(consul, session_config{}.with_ttl(100h));
+        } catch (const conclave::error& e) {
+            CHECK(e.code() == errc::server_error);
+            what = e.what();
+        }
+        CHECK(what.find("Invalid Session TTL") != std::string::npos);
+        // Refused before asking Consul: conclave says why.
+        what.clear();
+        try {
+            co_await session::async_create(consul, session_config{}.with_ttl(0ms));
+        } catch (const conclave::error& e) {
+            CHECK(e.code() == errc::invalid_argument);
+            what = e.what();
+        }
+        CHECK(what.find("TTL must be positive") != std::string::npos);
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "async_run keeps the session alive past several TTLs",
                  "[session]") {
     auto body = [&]() -> asio::awaitable<void> {

@@ -1,0 +1,129 @@
+// with_diagnostics: the default completion token of every conclave operation. An operation
+// that fails throws conclave::error, whose text carries Consul's own words ("Invalid Session
+// TTL ...", "Permission denied") and not only the error code.
+#pragma once
+
+#include <conclave/detail/asio_fwd.hpp>
+#include <conclave/error.hpp>
+
+#include <boost/asio/associator.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace conclave {
+
+/// Adapts a completion token: an operation that would complete with `(error_code, T...)`
+/// completes with `(std::exception_ptr, T...)` instead, the exception being a
+/// conclave::error with the failure's diagnostics. With `asio::use_awaitable` (the
+/// default), `co_await` throws it.
+///
+/// Only conclave's operations accept it. To handle errors as values, pass a token that keeps
+/// the error code (`asio::as_tuple(asio::deferred)`, a callback) and, for Consul's text, a
+/// `diagnostics` through the operation's options.
+template <class Token>
+struct with_diagnostics_t {
+    Token token;
+};
+
+template <class Token>
+constexpr with_diagnostics_t<std::decay_t<Token>> with_diagnostics(Token&& token) {
+    return {std::forward<Token>(token)};
+}
+
+/// The completion token conclave's `async_*` functions use when given none: `co_await` it
+/// in a coroutine, or combine it with `||` and `&&` (Asio's awaitable operators).
+///
+/// (Not `with_diagnostics(asio::deferred)`: Boost 1.81's awaitable cannot resume a deferred
+/// operation that completes with an exception_ptr and a value.)
+using default_token_t = with_diagnostics_t<asio::use_awaitable_t<>>;
+
+namespace detail {
+
+/// Where an operation writes its diagnostics for with_diagnostics: the caller's own object
+/// when the options carried one, else this one.
+struct diagnostics_route {
+    diagnostics own;
+    const diagnostics* from = &own;
+
+    /// The object the operation should fill, given the caller's (possibly null).
+    diagnostics* use(diagnostics* callers) {
+        if (callers) {
+            from = callers;
+            return callers;
+        }
+        return &own;
+    }
+};
+
+/// Base of conclave's initiation objects: `route` is set when the token is with_diagnostics.
+struct diagnosable_initiation {
+    diagnostics_route* route = nullptr;
+};
+
+template <class Handler>
+struct diagnosing_handler {
+    Handler inner;
+    std::unique_ptr<diagnostics_route> route; // stable address: the operation writes to it
+
+    template <class... Ts>
+    void operator()(error_code ec, Ts&&... values) {
+        std::exception_ptr e;
+        if (ec)
+            e = std::make_exception_ptr(conclave::error(ec, *route->from));
+        route.reset();
+        std::move(inner)(std::move(e), std::forward<Ts>(values)...);
+    }
+};
+
+template <class Initiation>
+struct diagnosing_initiation {
+    Initiation init;
+
+    template <class Handler, class... Args>
+    void operator()(Handler&& handler, Args&&... args) {
+        static_assert(std::is_base_of_v<diagnosable_initiation, Initiation>,
+                      "with_diagnostics works with conclave's operations only");
+        auto route = std::make_unique<diagnostics_route>();
+        init.route = route.get();
+        std::move(init)(
+            diagnosing_handler<std::decay_t<Handler>>{std::forward<Handler>(handler),
+                                                      std::move(route)},
+            std::forward<Args>(args)...);
+    }
+};
+
+} // namespace detail
+} // namespace conclave
+
+// The wrapped handler keeps the caller's executor, allocator and cancellation slot.
+template <template <class, class> class Associator, class Handler, class Default>
+struct boost::asio::associator<Associator, conclave::detail::diagnosing_handler<Handler>,
+                               Default> {
+    using type = typename Associator<Handler, Default>::type;
+
+    static type get(const conclave::detail::diagnosing_handler<Handler>& h) noexcept {
+        return Associator<Handler, Default>::get(h.inner);
+    }
+    static auto get(const conclave::detail::diagnosing_handler<Handler>& h,
+                    const Default& d) noexcept -> decltype(Associator<Handler, Default>::get(h.inner,
+                                                                                              d)) {
+        return Associator<Handler, Default>::get(h.inner, d);
+    }
+};
+
+template <class Token, class... Ts>
+struct boost::asio::async_result<conclave::with_diagnostics_t<Token>,
+                                 void(conclave::error_code, Ts...)> {
+    template <class Initiation, class RawToken, class... Args>
+    static auto initiate(Initiation&& init, RawToken&& token, Args&&... args) {
+        Token inner = std::forward<RawToken>(token).token;
+        return async_initiate<Token, void(std::exception_ptr, Ts...)>(
+            conclave::detail::diagnosing_initiation<std::decay_t<Initiation>>{
+                std::forward<Initiation>(init)},
+            inner, std::forward<Args>(args)...);
+    }
+};
