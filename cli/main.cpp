@@ -1,6 +1,8 @@
 // conclave: the command-line tool (agent -dev, and the tools around the recipes).
 #include "commands.hpp"
 
+#include <conclave/version.hpp>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,7 +28,9 @@ void print_usage(std::FILE* out) {
     std::fputs("Usage: conclave <command> [options]\n\nCommands:\n", out);
     for (const auto& c : commands)
         std::fprintf(out, "    %-10s %s\n", std::string(c.name).c_str(), c.summary);
-    std::fputs("\nRun 'conclave <command> -help' for a command's options.\n", out);
+    std::fputs("\nRun 'conclave <command> -help' for a command's options,\n"
+               "'conclave version' for the version.\n",
+               out);
 }
 
 } // namespace
@@ -38,6 +42,10 @@ int main(int argc, char** argv) {
         return all.empty() ? 1 : 0;
     }
     const std::string_view cmd = all[0];
+    if (cmd == "version" || cmd == "-version" || cmd == "--version") {
+        std::printf("conclave v%s\n", CONCLAVE_VERSION_STRING);
+        return 0;
+    }
     conclave::cli::args rest{all.data() + 1, all.size() - 1};
     for (const auto& c : commands)
         if (c.name == cmd)

@@ -70,7 +70,8 @@ namespace {
 std::string describe(const error_code& ec, const diagnostics& d) {
     std::string out = ec.message();
     std::string_view server = d.server_message;
-    while (!server.empty() && (server.back() == '\n' || server.back() == '\r' || server.back() == ' '))
+    while (!server.empty() &&
+           (server.back() == '\n' || server.back() == '\r' || server.back() == ' '))
         server.remove_suffix(1);
     if (!server.empty()) {
         out += ": ";

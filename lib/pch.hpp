@@ -1,6 +1,13 @@
 // Precompiled header of the library's translation units: the heavy, stable headers.
+//
+// Boost is declared with default visibility even though a shared build hides the library's
+// own symbols: Asio's header-only functions hold state the program shares with the library
+// (error categories compared by address, the per-thread call stack that tells whether code
+// runs inside io_context::run), and a hidden copy inside libconclave would be a second one.
+// This header is included first in every library source, so these declarations come first.
 #pragma once
 
+#pragma GCC visibility push(default)
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -14,6 +21,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
 #include <boost/url.hpp>
+#pragma GCC visibility pop
 
 #include <chrono>
 #include <map>

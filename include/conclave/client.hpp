@@ -3,6 +3,7 @@
 
 #include <conclave/config.hpp>
 #include <conclave/detail/asio_fwd.hpp>
+#include <conclave/detail/export.hpp>
 #include <conclave/detail/initiate.hpp>
 #include <conclave/types.hpp>
 
@@ -43,7 +44,7 @@ struct client_stats {
 ///
 /// Thread safety: a client lives on one executor; use a strand if several threads run it.
 /// Copies are cheap handles to the same pool. Operations in flight keep the pool alive.
-class client {
+class CONCLAVE_DECL client {
 public:
     using executor_type = asio::any_io_executor;
 

@@ -9,4 +9,6 @@
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 #include <conclave/types.hpp>
+#include <conclave/version.hpp>
 #include <conclave/watch.hpp>
+#include <conclave/with_diagnostics.hpp>

@@ -1,6 +1,8 @@
 // How a client reaches Consul: address, TLS, token, pool limits and timeouts.
 #pragma once
 
+#include <conclave/detail/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,7 @@ struct tls_config {
 };
 
 /// Everything a client needs. Plain aggregate; every member has a documented default.
-struct client_config {
+struct CONCLAVE_DECL client_config {
     enum class transport { tcp, unix_socket };
 
     transport kind = transport::tcp;
@@ -60,17 +62,17 @@ struct client_config {
 /// Applies a CONSUL_HTTP_ADDR style address ("host:port", "host", "http://host:port",
 /// "https://host:port", "unix:///path/to/socket") to cfg. Returns an error message, or an
 /// empty string on success.
-std::string apply_http_addr(client_config& cfg, std::string_view address);
+CONCLAVE_DECL std::string apply_http_addr(client_config& cfg, std::string_view address);
 
 /// Reads the Consul CLI's environment variables (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN,
 /// CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_SSL, CONSUL_HTTP_SSL_VERIFY, CONSUL_CACERT,
 /// CONSUL_CAPATH, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY, CONSUL_TLS_SERVER_NAME) on top of
 /// the defaults. Throws boost::system::system_error (errc::invalid_config) with a message
 /// naming the variable when a value cannot be used.
-client_config config_from_env();
+CONCLAVE_DECL client_config config_from_env();
 
 /// Same, reading variables through `lookup` (tests, or a custom source).
-client_config
+CONCLAVE_DECL client_config
 config_from_env(const std::function<std::optional<std::string>(std::string_view)>& lookup);
 
 } // namespace conclave

@@ -1,6 +1,7 @@
 // class elector: leader election on one key (a conclave::lock whose value names the leader).
 #pragma once
 
+#include <conclave/detail/export.hpp>
 #include <conclave/lock.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -28,7 +29,7 @@ struct leader_info {
     bool operator==(const leader_info&) const = default;
 };
 
-struct elector_options {
+struct CONCLAVE_DECL elector_options {
     elector_options() = default;
 
     /// Published in the key while this process leads (Go: LockOptions.Value).
@@ -62,7 +63,7 @@ struct elector_options {
 };
 
 /// What the leader task gets: the grant it leads under.
-class leadership {
+class CONCLAVE_DECL leadership {
 public:
     explicit leadership(lock_lease l)
         : lease_(std::move(l)) {}
@@ -81,7 +82,7 @@ private:
 using leader_task = std::function<asio::awaitable<void>(leadership)>;
 
 /// A stream of leader changes (see elector::observe).
-class leader_observer {
+class CONCLAVE_DECL leader_observer {
 public:
     leader_observer(leader_observer&&) noexcept;
     leader_observer& operator=(leader_observer&&) noexcept;
@@ -116,7 +117,7 @@ private:
 ///     });
 ///
 /// Thread safety: lives on its client's executor.
-class elector {
+class CONCLAVE_DECL elector {
 public:
     elector(client& c, std::string key, elector_options opts = {});
 

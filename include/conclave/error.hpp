@@ -1,6 +1,9 @@
 // Error codes, the error category and the diagnostics that carry Consul's own text.
 #pragma once
 
+#include <conclave/detail/asio_mode.hpp>
+#include <conclave/detail/export.hpp>
+
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -35,18 +38,18 @@ enum class errc {
     task_failed,         ///< a user task run by a recipe (leader task) threw an exception
 };
 
-const boost::system::error_category& category() noexcept;
+CONCLAVE_DECL const boost::system::error_category& category() noexcept;
 
 inline error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), category()};
 }
 
 /// Maps an HTTP status that is not a success to the matching errc.
-errc errc_from_http_status(unsigned status) noexcept;
+CONCLAVE_DECL errc errc_from_http_status(unsigned status) noexcept;
 
 /// True when retrying the same request later may succeed: network failures, timeouts,
 /// 429, 500 and 502-504. Session invalidation, conflicts and 4xx are final.
-bool is_retryable(const error_code& ec) noexcept;
+CONCLAVE_DECL bool is_retryable(const error_code& ec) noexcept;
 
 /// What went wrong, beyond the error code. Consul's text is kept apart from ours because it
 /// may echo user input (keys, values).
@@ -66,7 +69,7 @@ struct diagnostics {
 /// (with_diagnostics): the error code, as any boost::system::system_error, and the
 /// diagnostics. what() is the error's message followed by Consul's text, or by conclave's
 /// description of the request when Consul sent none. The ACL token is never part of it.
-class error : public boost::system::system_error {
+class CONCLAVE_DECL error : public boost::system::system_error {
 public:
     error(error_code ec, diagnostics diag);
 

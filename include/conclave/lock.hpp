@@ -1,6 +1,7 @@
 // class lock: mutual exclusion across processes and hosts, with Consul's Go api.Lock layout.
 #pragma once
 
+#include <conclave/detail/export.hpp>
 #include <conclave/session.hpp>
 
 #include <chrono>
@@ -22,7 +23,7 @@ struct lease_factory;
 /// (the Raft index of the acquiring write): a later grant always has a larger one, so a
 /// store that remembers the largest token it has seen can refuse writes from a holder that
 /// lost the lock (the fencing pattern).
-struct fencing_token {
+struct CONCLAVE_DECL fencing_token {
     std::string key;
     std::string session;
     std::uint64_t lock_index = 0;   ///< Consul's LockIndex after the acquire
@@ -34,7 +35,7 @@ struct fencing_token {
     std::string to_string() const;
 };
 
-struct lock_options {
+struct CONCLAVE_DECL lock_options {
     lock_options() = default;
 
     /// Stored in the key while held and kept on release (Go: LockOptions.Value).
@@ -81,7 +82,7 @@ struct lock_options {
 };
 
 /// A held lock. Copies share the same grant.
-class lock_lease {
+class CONCLAVE_DECL lock_lease {
 public:
     lock_lease() = default;
 
@@ -139,7 +140,7 @@ private:
 /// A key with other flags (a semaphore, a foreign key) is errc::conflict.
 ///
 /// Thread safety: lives on its client's executor.
-class lock {
+class CONCLAVE_DECL lock {
 public:
     lock(client& c, std::string key, lock_options opts = {});
 

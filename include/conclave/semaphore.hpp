@@ -1,6 +1,7 @@
 // class semaphore: at most N holders across processes, with Consul's Go api.Semaphore layout.
 #pragma once
 
+#include <conclave/detail/export.hpp>
 #include <conclave/lock.hpp>
 
 #include <chrono>
@@ -18,7 +19,7 @@ struct permit_state;
 struct permit_factory;
 } // namespace detail
 
-struct semaphore_options {
+struct CONCLAVE_DECL semaphore_options {
     semaphore_options() = default;
 
     /// Stored in this process's contender key (Go: SemaphoreOptions.Value).
@@ -48,7 +49,7 @@ struct semaphore_options {
 };
 
 /// One slot of a semaphore. Copies share the same grant.
-class permit {
+class CONCLAVE_DECL permit {
 public:
     permit() = default;
 
@@ -92,7 +93,7 @@ private:
 /// changed only by check-and-set. Holders whose session no longer holds a key under the
 /// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
 /// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
-class semaphore {
+class CONCLAVE_DECL semaphore {
 public:
     semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts = {});
 

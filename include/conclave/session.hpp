@@ -2,6 +2,7 @@
 #pragma once
 
 #include <conclave/client.hpp>
+#include <conclave/detail/export.hpp>
 #include <conclave/detail/initiate.hpp>
 
 #include <chrono>
@@ -18,7 +19,7 @@ struct session_state;
 
 /// How a recipe session is created and kept. Not an aggregate (see types.hpp): set fields
 /// with the with_* calls.
-struct session_config {
+struct CONCLAVE_DECL session_config {
     session_config() = default;
 
     std::string name = "conclave";
@@ -74,7 +75,7 @@ struct session_config {
 /// A session is a cheap handle; copies share the same state. It lives on its client's
 /// executor and is not thread-safe. When the last handle goes away without the session
 /// having been destroyed or lost, a best-effort destroy is sent in the background.
-class session {
+class CONCLAVE_DECL session {
 public:
     using clock = std::chrono::steady_clock;
 

@@ -1,6 +1,7 @@
 // Values exchanged with Consul's HTTP API: KV entries, sessions, transactions, query options.
 #pragma once
 
+#include <conclave/detail/export.hpp>
 #include <conclave/error.hpp>
 
 #include <chrono>
@@ -337,7 +338,7 @@ enum class kv_verb {
 };
 
 /// One KV operation of a transaction. Build them with the named factories.
-struct txn_op {
+struct CONCLAVE_DECL txn_op {
     txn_op() = default;
 
     kv_verb verb = kv_verb::get;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <conclave/client.hpp>
+#include <conclave/detail/export.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -16,7 +17,7 @@ struct watch_state;
 }
 
 /// What a watch looks at. Build one with watch::key, watch::prefix or watch::keys.
-class watch_target {
+class CONCLAVE_DECL watch_target {
 public:
     enum class kind {
         key,    ///< one key: 0 or 1 entry
@@ -40,7 +41,7 @@ private:
 };
 
 /// How a watch queries Consul. Not an aggregate (see types.hpp): set fields with with_*.
-struct watch_options {
+struct CONCLAVE_DECL watch_options {
     watch_options() = default;
 
     /// Blocking wait of each query (Consul caps it at 10 min and adds up to wait/16).
@@ -123,7 +124,7 @@ struct watch_snapshot {
 ///
 /// A watch is move-only, lives on its client's executor and is not thread-safe. One
 /// async_next at a time: a second concurrent call completes with errc::invalid_argument.
-class watch {
+class CONCLAVE_DECL watch {
 public:
     static watch_target key(std::string k) {
         return watch_target{watch_target::kind::key, std::move(k)};
@@ -150,8 +151,7 @@ public:
     /// seen (and reports what changed in between).
     template <class Token = default_token_t>
     auto async_next(Token&& token = {}) {
-        return detail::initiate<void(error_code, watch_snapshot)>(token, &watch::next_impl,
-                                                                   state_);
+        return detail::initiate<void(error_code, watch_snapshot)>(token, &watch::next_impl, state_);
     }
 
     /// False for a moved-from watch (every other call is then invalid).

@@ -89,10 +89,9 @@ struct diagnosing_initiation {
                       "with_diagnostics works with conclave's operations only");
         auto route = std::make_unique<diagnostics_route>();
         init.route = route.get();
-        std::move(init)(
-            diagnosing_handler<std::decay_t<Handler>>{std::forward<Handler>(handler),
-                                                      std::move(route)},
-            std::forward<Args>(args)...);
+        std::move(init)(diagnosing_handler<std::decay_t<Handler>>{std::forward<Handler>(handler),
+                                                                  std::move(route)},
+                        std::forward<Args>(args)...);
     }
 };
 
@@ -101,16 +100,15 @@ struct diagnosing_initiation {
 
 // The wrapped handler keeps the caller's executor, allocator and cancellation slot.
 template <template <class, class> class Associator, class Handler, class Default>
-struct boost::asio::associator<Associator, conclave::detail::diagnosing_handler<Handler>,
-                               Default> {
+struct boost::asio::associator<Associator, conclave::detail::diagnosing_handler<Handler>, Default> {
     using type = typename Associator<Handler, Default>::type;
 
     static type get(const conclave::detail::diagnosing_handler<Handler>& h) noexcept {
         return Associator<Handler, Default>::get(h.inner);
     }
     static auto get(const conclave::detail::diagnosing_handler<Handler>& h,
-                    const Default& d) noexcept -> decltype(Associator<Handler, Default>::get(h.inner,
-                                                                                              d)) {
+                    const Default& d) noexcept
+        -> decltype(Associator<Handler, Default>::get(h.inner, d)) {
         return Associator<Handler, Default>::get(h.inner, d);
     }
 };

@@ -2,6 +2,8 @@
 // Consul that cannot be reached.
 #include "cli/cli_fixture.hpp"
 
+#include <conclave/version.hpp>
+
 namespace conclave::test::cli {
 
 TEST_CASE("args: bad lock arguments are rejected as consul lock does", "[args]") {
@@ -51,6 +53,11 @@ TEST_CASE("args: every command has -help", "[args]") {
         INFO(args.front() << " " << args.back());
         CHECK(code == 0);
         CHECK(p->out().find(usage) != std::string::npos);
+    }
+    for (const char* version : {"version", "-version", "--version"}) {
+        auto p = f.run({version});
+        CHECK(p->wait(30s) == 0);
+        CHECK(p->out() == "conclave v" CONCLAVE_VERSION_STRING "\n");
     }
     auto unknown = f.run({"frobnicate"});
     CHECK(unknown->wait(30s) == 1);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <conclave/detail/asio_fwd.hpp>
+#include <conclave/detail/asio_mode.hpp>
+#include <conclave/detail/export.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -41,7 +43,7 @@ struct agent_stats {
 };
 
 /// The embedded agent runs on the executor it is given; it starts no threads.
-class agent {
+class CONCLAVE_DECL agent {
 public:
     agent(asio::any_io_executor ex, agent_config cfg = {});
     ~agent();

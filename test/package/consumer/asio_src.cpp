@@ -1,4 +1,4 @@
-// The one translation unit that compiles Asio, Asio SSL and Beast (separate compilation).
+// This program compiles Asio, Asio SSL and Beast itself (separate compilation), once.
 #include <boost/asio/impl/src.hpp>
 #include <boost/asio/ssl/impl/src.hpp>
 #include <boost/beast/src.hpp>
