@@ -2,6 +2,9 @@
 #include "codec/duration.hpp"
 #include "codec/json.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+
 #include <array>
 
 namespace conclave::codec {
@@ -132,6 +135,62 @@ bool session_entry_from_json(const json::value& v, session_entry& out) {
                 !read_string(item.get_object(), "Namespace", c.ns))
                 return false;
             out.service_checks.push_back(std::move(c));
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// Parses a reply into `scratch` first: a usual answer fits, so parsing allocates nothing.
+struct reply_dom {
+    unsigned char scratch[parse_scratch_size];
+    json::monotonic_resource mr{scratch, sizeof scratch};
+    json::value v;
+
+    explicit reply_dom(std::string_view body) {
+        json::error_code ec;
+        v = json::parse(body, ec, &mr);
+        if (ec)
+            v = nullptr;
+    }
+};
+
+} // namespace
+
+bool parse_kv_entries(std::string_view body, std::vector<kv_entry>& out) {
+    const reply_dom dom(body);
+    if (!dom.v.is_array())
+        return false;
+    out.reserve(out.size() + dom.v.get_array().size());
+    for (const auto& item : dom.v.get_array())
+        if (!kv_entry_from_json(item, out.emplace_back()))
+            return false;
+    return true;
+}
+
+bool parse_txn_reply(std::string_view body, txn_result& out) {
+    const reply_dom dom(body);
+    if (!dom.v.is_object())
+        return false;
+    const auto& o = dom.v.get_object();
+    if (const auto* results = o.if_contains("Results"); results && results->is_array()) {
+        for (const auto& item : results->get_array()) {
+            const json::value* kv =
+                item.is_object() ? item.get_object().if_contains("KV") : nullptr;
+            if (kv && !kv_entry_from_json(*kv, out.results.emplace_back()))
+                return false;
+        }
+    }
+    if (const auto* errors = o.if_contains("Errors"); errors && errors->is_array()) {
+        for (const auto& item : errors->get_array()) {
+            if (!item.is_object())
+                return false;
+            txn_error& err = out.errors.emplace_back();
+            if (const auto* index = item.get_object().if_contains("OpIndex"))
+                err.op_index = json_u64(*index).value_or(0);
+            if (const auto* what = item.get_object().if_contains("What"); what && what->is_string())
+                err.what = std::string(what->get_string());
         }
     }
     return true;
