@@ -20,8 +20,9 @@ namespace json = boost::json;
 inline constexpr std::size_t parse_scratch_size = 4096;
 
 /// Consul's KVPair object, fields in Consul's order. An empty value is `null`;
-/// `with_value == false` also writes `null` (txn results of non-read verbs).
-json::object kv_entry_to_json(const kv_entry& e, bool with_value = true);
+/// `with_value == false` also writes `null` (txn results of non-read verbs). Allocates from
+/// `sp` (an answer's entries can share one monotonic buffer).
+json::object kv_entry_to_json(const kv_entry& e, bool with_value = true, json::storage_ptr sp = {});
 
 /// Parses a KVPair object. False on a missing/mistyped field or bad base64.
 bool kv_entry_from_json(const json::value& v, kv_entry& out);

@@ -4,6 +4,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value.hpp>
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -25,12 +26,12 @@ bool is_space(char c) {
 
 // Go replaces each byte of invalid UTF-8 in a decoded string with U+FFFD, where Boost.JSON
 // (allow_invalid_utf8) passes it through.
-std::string go_utf8(std::string s) {
+void go_utf8(std::string& s) {
     std::size_t i = 0;
     while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80)
         ++i;
     if (i == s.size())
-        return s;
+        return;
     std::string out(s, 0, i);
     while (i < s.size()) {
         const std::size_t w = utf8_width(s, i);
@@ -42,7 +43,7 @@ std::string go_utf8(std::string s) {
             i += w;
         }
     }
-    return out;
+    s = std::move(out);
 }
 
 // Builds the tree from Boost.JSON's parse events. The input is parsed in one write, so
@@ -73,7 +74,8 @@ public:
     }
     bool on_key(std::string_view s, std::size_t, json::error_code&) {
         part_.append(s);
-        open_.back()->members.emplace_back(go_utf8(std::move(part_)), value{});
+        go_utf8(part_);
+        open_.back()->members.emplace_back(std::move(part_), value{});
         part_.clear();
         return true;
     }
@@ -85,7 +87,8 @@ public:
         part_.append(s);
         value& v = slot();
         v.k = kind::string;
-        v.text = go_utf8(std::move(part_));
+        go_utf8(part_);
+        v.text = std::move(part_);
         part_.clear();
         return true;
     }
@@ -123,6 +126,12 @@ private:
     bool open(kind k) {
         value& v = slot();
         v.k = k;
+        // Room for a usual request's containers at once (a transaction's operations, a KV
+        // operation's fields), rather than moving values on growing 1, 2, 4, 8.
+        if (k == kind::object)
+            v.members.reserve(6);
+        else
+            v.items.reserve(4);
         open_.push_back(&v);
         return true;
     }
@@ -382,7 +391,7 @@ parse_result parse(std::string_view input) {
 // Boost.JSON's parser recurses once per level of nesting, and Go's 10,000 levels take more
 // than a thread's usual 8 MB in a sanitized build (about 1 KB a level). Brackets beyond
 // any real request's are parsed on a thread of its own with room for them.
-constexpr std::size_t brackets_on_caller_stack = 256;
+constexpr std::size_t brackets_on_caller_stack = 512;
 constexpr std::size_t deep_parse_stack = std::size_t(64) << 20;
 
 parse_result parse_on_big_stack(std::string_view input) {
@@ -410,6 +419,9 @@ parse_result parse_on_big_stack(std::string_view input) {
 } // namespace
 
 parse_result decode_first(std::string_view input) {
+    // (A body of no more bytes than that has no more brackets.)
+    if (input.size() <= brackets_on_caller_stack)
+        return parse(input);
     std::size_t brackets = 0;
     for (const char c : input)
         brackets += c == '[' || c == '{';
@@ -464,10 +476,30 @@ const value* find_field(const value& object, std::string_view name) {
 namespace {
 
 // Go's encodeState.string with HTML escaping on (json.Marshal's default).
+// The bytes json.Marshal writes as they are (its HTML-safe escaping takes <, >, &), as a
+// table: every byte of every string of an answer is looked up.
+constexpr std::array<bool, 256> plain_bytes = [] {
+    std::array<bool, 256> t{};
+    for (unsigned b = 0x20; b < 0x80; ++b)
+        t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&';
+    return t;
+}();
+
+bool plain(unsigned char b) {
+    return plain_bytes[b];
+}
+
 void write_string(std::string& out, std::string_view s) {
     static constexpr const char* hex = "0123456789abcdef";
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
+        // Runs of bytes written as they are go in at once (answers are mostly such text).
+        std::size_t end = i;
+        while (end < s.size() && plain(static_cast<unsigned char>(s[end])))
+            ++end;
+        out.append(s.data() + i, end - i);
+        if ((i = end) == s.size())
+            break;
         const auto b = static_cast<unsigned char>(s[i]);
         if (b >= 0x80) {
             const std::size_t w = utf8_width(s, i);
@@ -485,9 +517,7 @@ void write_string(std::string& out, std::string_view s) {
             continue;
         }
         ++i;
-        if (b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&') {
-            out += char(b);
-        } else if (b == '"' || b == '\\') {
+        if (b == '"' || b == '\\') {
             out += '\\';
             out += char(b);
         } else if (b == '\n') {
@@ -503,6 +533,12 @@ void write_string(std::string& out, std::string_view s) {
         }
     }
     out += '"';
+}
+
+template <class Int>
+void write_integer(std::string& out, Int n) {
+    char buf[24];
+    out.append(buf, std::size_t(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
 }
 
 // Go's float64 format: %f-like between 1e-6 and 1e21, else exponent form with at least two
@@ -527,11 +563,18 @@ void write_double(std::string& out, double d) {
 }
 
 void write_value(std::string& out, const json::value& v, int depth, bool indent) {
+    // A line break and its indent in one append (an answer has one per member).
+    static const std::string breaks = "\n" + std::string(64, ' ');
     const auto newline = [&](int d) {
         if (!indent)
             return;
-        out += '\n';
-        out.append(std::size_t(d) * 4, ' ');
+        const std::size_t n = 1 + std::size_t(d) * 4;
+        if (n <= breaks.size()) {
+            out.append(breaks.data(), n);
+        } else {
+            out += '\n';
+            out.append(n - 1, ' ');
+        }
     };
     switch (v.kind()) {
     case json::kind::null:
@@ -541,10 +584,10 @@ void write_value(std::string& out, const json::value& v, int depth, bool indent)
         out += v.get_bool() ? "true" : "false";
         break;
     case json::kind::int64:
-        out += std::to_string(v.get_int64());
+        write_integer(out, v.get_int64());
         break;
     case json::kind::uint64:
-        out += std::to_string(v.get_uint64());
+        write_integer(out, v.get_uint64());
         break;
     case json::kind::double_:
         write_double(out, v.get_double());
@@ -597,6 +640,7 @@ void write_value(std::string& out, const json::value& v, int depth, bool indent)
 
 std::string marshal_indent(const json::value& v) {
     std::string out;
+    out.reserve(1024); // a usual answer (a few KV entries) without regrowing
     write_value(out, v, 0, true);
     out += '\n';
     return out;

@@ -4,6 +4,8 @@
 #include "dev/agent_impl.hpp"
 
 #include <boost/json/fwd.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/storage_ptr.hpp>
 
 #include <optional>
 #include <string>
@@ -34,7 +36,19 @@ std::string_view path_rest(const http_request& req, std::string_view prefix);
 boost::json::object session_json(const session_rec& s);
 /// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the
 /// query metadata that Consul's TxnReadResponse carries.
-boost::json::object txn_json(const txn_outcome& o, bool read_only);
+boost::json::object txn_json(const txn_outcome& o, bool read_only,
+                             boost::json::storage_ptr sp = {});
+
+/// Stack space for an answer's DOM, which lives only until it is written: a usual answer's
+/// values fit, so building it allocates nothing on the heap.
+class json_scratch {
+public:
+    boost::json::storage_ptr sp() { return &mr_; }
+
+private:
+    unsigned char buf_[4096];
+    boost::json::monotonic_resource mr_{buf_, sizeof buf_};
+};
 
 /// One element of api.TxnOps.
 struct decoded_op {

@@ -46,11 +46,12 @@ http_response kv_get_answer(const http_request& req, bool recurse,
         if (!resp.body.empty())
             resp.set("Content-Type", sniff_content_type(resp.body));
     } else {
-        json::array list;
+        json_scratch scratch;
+        json::array list(scratch.sp());
         list.reserve(entries.size());
         for (const kv_entry* e : entries)
-            list.emplace_back(codec::kv_entry_to_json(*e));
-        resp = json_response(list);
+            list.emplace_back(codec::kv_entry_to_json(*e, true, scratch.sp()));
+        resp = json_response(std::move(list));
     }
     set_meta(resp, index);
     return resp;

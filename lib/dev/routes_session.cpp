@@ -214,7 +214,7 @@ http_response session_list_response(const std::vector<session_rec>& list, std::u
     a.reserve(list.size());
     for (const auto& s : list)
         a.emplace_back(session_json(s));
-    http_response r = json_response(a);
+    http_response r = json_response(std::move(a));
     set_meta(r, index);
     return r;
 }

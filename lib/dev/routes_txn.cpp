@@ -173,21 +173,23 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
     return errs.get();
 }
 
-json::object txn_json(const txn_outcome& o, bool read_only) {
+json::object txn_json(const txn_outcome& o, bool read_only, json::storage_ptr sp) {
     // Results and Errors: exactly one of them is null.
-    json::value results = nullptr;
-    json::value errors = nullptr;
+    json::value results(sp);
+    json::value errors(sp);
     if (o.errors.empty()) {
         json::array& a = results.emplace_array();
         a.reserve(o.results.size());
-        for (const auto& r : o.results)
-            a.emplace_back(json::object{{"KV", codec::kv_entry_to_json(r.entry, r.with_value)}});
+        for (const auto& r : o.results) {
+            json::object& item = a.emplace_back(json::object(sp)).get_object();
+            item["KV"] = codec::kv_entry_to_json(r.entry, r.with_value, sp);
+        }
     } else {
         json::array& a = errors.emplace_array();
         for (const auto& [index, what] : o.errors)
-            a.emplace_back(json::object{{"OpIndex", index}, {"What", what}});
+            a.emplace_back(json::object({{"OpIndex", index}, {"What", what}}, sp));
     }
-    json::object body;
+    json::object body(sp);
     body.reserve(read_only ? 7 : 2);
     body["Results"] = std::move(results);
     body["Errors"] = std::move(errors);
@@ -264,14 +266,17 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
         if (foreign_dc(a, req))
             return text_response(500, "No path to datacenter");
         const txn_outcome o = a.state.txn(std::move(ops), true, now);
-        http_response r = json_response(txn_json(o, true), o.errors.empty() ? 200 : 409);
+        json_scratch scratch;
+        http_response r =
+            json_response(txn_json(o, true, scratch.sp()), o.errors.empty() ? 200 : 409);
         set_leader_meta(r);
         return r;
     }
     if (foreign_dc(a, req))
         return text_response(500, "No path to datacenter");
     const txn_outcome o = a.state.txn(std::move(ops), false, now);
-    return json_response(txn_json(o, false), o.errors.empty() ? 200 : 409);
+    json_scratch scratch;
+    return json_response(txn_json(o, false, scratch.sp()), o.errors.empty() ? 200 : 409);
 }
 
 } // namespace conclave::dev::detail
