@@ -2,12 +2,15 @@
 #include "codec/duration.hpp"
 #include "codec/json.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+
 #include <array>
 
 namespace conclave::codec {
 
-json::object kv_entry_to_json(const kv_entry& e, bool with_value) {
-    json::object o;
+json::object kv_entry_to_json(const kv_entry& e, bool with_value, json::storage_ptr sp) {
+    json::object o(std::move(sp));
     o.reserve(7);
     o["LockIndex"] = e.lock_index;
     o["Key"] = e.key;
@@ -78,18 +81,45 @@ bool read_string_list(const json::object& o, std::string_view name, std::vector<
 bool kv_entry_from_json(const json::value& v, kv_entry& out) {
     if (!v.is_object())
         return false;
-    const auto& o = v.get_object();
-    std::string encoded;
-    if (!read_string(o, "Key", out.key) || !read_string(o, "Session", out.session) ||
-        !read_string(o, "Value", encoded) || !read_u64(o, "Flags", out.flags) ||
-        !read_u64(o, "LockIndex", out.lock_index) ||
-        !read_u64(o, "CreateIndex", out.create_index) ||
-        !read_u64(o, "ModifyIndex", out.modify_index))
-        return false;
-    auto decoded = base64_decode(encoded);
-    if (!decoded)
-        return false;
-    out.value = std::move(*decoded);
+    out.key.clear();
+    out.session.clear();
+    out.value.clear();
+    out.flags = out.lock_index = out.create_index = out.modify_index = 0;
+    // One pass over the members (the parsed object kept the last of duplicate keys); a
+    // field missing or null keeps its empty value.
+    for (const auto& member : v.get_object()) {
+        const std::string_view k = member.key();
+        const json::value& f = member.value();
+        if (f.is_null())
+            continue;
+        if (k == "Key" || k == "Session" || k == "Value") {
+            if (!f.is_string())
+                return false;
+            const std::string_view text = f.get_string();
+            if (k == "Key") {
+                out.key = text;
+            } else if (k == "Session") {
+                out.session = text;
+            } else {
+                auto decoded = base64_decode(text);
+                if (!decoded)
+                    return false;
+                out.value = std::move(*decoded);
+            }
+            continue;
+        }
+        std::uint64_t* n = k == "Flags"         ? &out.flags
+                           : k == "LockIndex"   ? &out.lock_index
+                           : k == "CreateIndex" ? &out.create_index
+                           : k == "ModifyIndex" ? &out.modify_index
+                                                : nullptr;
+        if (!n)
+            continue;
+        const auto u = json_u64(f);
+        if (!u)
+            return false;
+        *n = *u;
+    }
     return true;
 }
 
@@ -132,6 +162,61 @@ bool session_entry_from_json(const json::value& v, session_entry& out) {
                 !read_string(item.get_object(), "Namespace", c.ns))
                 return false;
             out.service_checks.push_back(std::move(c));
+        }
+    }
+    return true;
+}
+
+namespace {
+
+// Parses a reply into `scratch` first: a usual answer fits, so parsing allocates nothing.
+// The value is constructed from parse's result (a move keeps its storage; an assignment
+// would copy it to the target's).
+struct reply_dom {
+    unsigned char scratch[parse_scratch_size];
+    json::monotonic_resource mr{scratch, sizeof scratch};
+    json::error_code ec;
+    json::value v;
+
+    explicit reply_dom(std::string_view body)
+        : v(json::parse(body, ec, &mr)) {}
+};
+
+} // namespace
+
+bool parse_kv_entries(std::string_view body, std::vector<kv_entry>& out) {
+    const reply_dom dom(body);
+    if (dom.ec || !dom.v.is_array())
+        return false;
+    out.reserve(out.size() + dom.v.get_array().size());
+    for (const auto& item : dom.v.get_array())
+        if (!kv_entry_from_json(item, out.emplace_back()))
+            return false;
+    return true;
+}
+
+bool parse_txn_reply(std::string_view body, txn_result& out) {
+    const reply_dom dom(body);
+    if (dom.ec || !dom.v.is_object())
+        return false;
+    const auto& o = dom.v.get_object();
+    if (const auto* results = o.if_contains("Results"); results && results->is_array()) {
+        for (const auto& item : results->get_array()) {
+            const json::value* kv =
+                item.is_object() ? item.get_object().if_contains("KV") : nullptr;
+            if (kv && !kv_entry_from_json(*kv, out.results.emplace_back()))
+                return false;
+        }
+    }
+    if (const auto* errors = o.if_contains("Errors"); errors && errors->is_array()) {
+        for (const auto& item : errors->get_array()) {
+            if (!item.is_object())
+                return false;
+            txn_error& err = out.errors.emplace_back();
+            if (const auto* index = item.get_object().if_contains("OpIndex"))
+                err.op_index = json_u64(*index).value_or(0);
+            if (const auto* what = item.get_object().if_contains("What"); what && what->is_string())
+                err.what = std::string(what->get_string());
         }
     }
     return true;

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace conclave::codec {
 
@@ -19,11 +20,25 @@ namespace json = boost::json;
 inline constexpr std::size_t parse_scratch_size = 4096;
 
 /// Consul's KVPair object, fields in Consul's order. An empty value is `null`;
-/// `with_value == false` also writes `null` (txn results of non-read verbs).
-json::object kv_entry_to_json(const kv_entry& e, bool with_value = true);
+/// `with_value == false` also writes `null` (txn results of non-read verbs). Allocates from
+/// `sp` (an answer's entries can share one monotonic buffer).
+json::object kv_entry_to_json(const kv_entry& e, bool with_value = true, json::storage_ptr sp = {});
 
 /// Parses a KVPair object. False on a missing/mistyped field or bad base64.
 bool kv_entry_from_json(const json::value& v, kv_entry& out);
+
+/// Parses a JSON array of KVPairs (GET /v1/kv/<key>, ?recurse) and appends them to `out`.
+/// False on bad JSON, a non-array, or an element kv_entry_from_json refuses (`out` may then
+/// hold the entries before it).
+bool parse_kv_entries(std::string_view body, std::vector<kv_entry>& out);
+
+/// Parses a /v1/txn answer: the "KV" entries of "Results" go to `out.results`, "Errors" to
+/// `out.errors` (other fields of `out` are left alone). "Results" and "Errors" are read when
+/// they are arrays; a result that is not an object or has no "KV" is skipped, a "KV"
+/// kv_entry_from_json refuses fails the answer, and so does an "Errors" element that is not
+/// an object (its "OpIndex" is 0 unless an unsigned integer, its "What" empty unless a
+/// string).
+bool parse_txn_reply(std::string_view body, txn_result& out);
 
 /// Parses a SessionEntry object.
 bool session_entry_from_json(const json::value& v, session_entry& out);

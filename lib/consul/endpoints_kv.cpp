@@ -1,6 +1,5 @@
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
 #include "codec/json.hpp"
-#include "codec/reply_parser.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
 

@@ -1,6 +1,5 @@
 // /v1/txn, /v1/status/leader and /v1/agent/self.
 #include "codec/json.hpp"
-#include "codec/reply_parser.hpp"
 #include "codec/txn_body.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"

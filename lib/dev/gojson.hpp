@@ -1,14 +1,13 @@
-// JSON the way Consul (Go's encoding/json) reads and writes it: a parser that reports Go's
-// syntax errors verbatim and keeps number literals as text, helpers that produce Go's
-// UnmarshalTypeError texts, and a writer that matches json.MarshalIndent (HTML-safe
-// escaping, 4-space indent) as a dev agent sends it.
+// JSON the way Consul (Go's encoding/json) reads and writes it, as a thin layer over
+// Boost.JSON: requests are parsed by Boost.JSON's parser into a tree that keeps number
+// literals as text (Go's type errors quote them, and Go parses them itself), with Go's
+// syntax error texts; answers are a boost::json::value written as json.MarshalIndent
+// writes it (HTML-safe escaping, 4-space indent).
 #pragma once
 
 #include <boost/json/fwd.hpp>
 
-#include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,9 +38,6 @@ struct parse_result {
 /// ignored. Empty (or all-space) input gives "EOF".
 parse_result decode_first(std::string_view input);
 
-/// json.Unmarshal: the whole input must be one value.
-parse_result unmarshal(std::string_view input);
-
 /// What encoding/json calls the JSON value in an UnmarshalTypeError: "string", "number",
 /// "bool", "object", "array".
 std::string_view describe(const value& v);
@@ -56,66 +52,10 @@ std::string type_error(std::string_view what, std::string_view struct_name,
 /// the last matching one wins; this returns that one.
 const value* find_field(const value& object, std::string_view name);
 
-/// Whether Go writes s as it is between quotes: no byte that json.Marshal escapes (control
-/// characters, '"', '\\', and HTML's '<', '>', '&') and no byte above 0x7f (whose UTF-8 it
-/// checks, and U+2028/U+2029 it escapes).
-bool is_plain(std::string_view s);
-
 /// Go's json.MarshalIndent(v, "", "    ") followed by "\n" (a dev agent's JSON bodies).
 std::string marshal_indent(const boost::json::value& v);
 
-/// Go's compact json.Marshal (used for test-control bodies and tests).
+/// Go's compact json.Marshal.
 std::string marshal(const boost::json::value& v);
-
-/// Writes what marshal_indent writes for the equivalent boost::json::value, straight from
-/// typed values: the hot endpoints (KV reads, transactions, sessions) answer without
-/// building a DOM first, which cost ~40 heap allocations per answer. The caller keeps the
-/// structure well-formed: key() before each member value, begin/end paired.
-class indent_writer {
-public:
-    explicit indent_writer(std::string& out)
-        : out_(out) {}
-
-    void begin_object();
-    void end_object();
-    void begin_array();
-    void end_array();
-    /// A member's key (Go's string escaping applies to keys too).
-    void key(std::string_view k);
-    void string(std::string_view s);
-    /// A []byte value: Go marshals it as a base64 string (never needs escaping).
-    void base64(std::string_view bytes);
-    void number(std::uint64_t n);
-    void number(std::int64_t n);
-    void boolean(bool b);
-    void null();
-    /// The "\n" json.Encoder (and marshal_indent) ends a document with.
-    void finish();
-
-    /// A member of an object written at once by object(): no nested containers.
-    struct member {
-        enum class type : unsigned char { number, string, base64, null };
-        std::string_view key; ///< a field name: printable ASCII without '"<>&\\'
-        type t = type::null;
-        std::string_view text; ///< string: the text; base64: the bytes
-        std::uint64_t n = 0;   ///< number
-    };
-    /// begin_object(), key() and the value of each member, end_object(): the same bytes,
-    /// sized first and written with one resize when nothing needs escaping (a KV entry is
-    /// ~20 calls otherwise).
-    void object(std::span<const member> members);
-
-private:
-    void before_value();
-    void open(char c);
-    void close(char c);
-
-    std::string& out_;
-    int depth_ = 0;
-    /// Bit d: the container open at depth d has an element already (a ',' and a line
-    /// break go before the next one; the closing bracket goes on its own line).
-    std::uint64_t non_empty_ = 0;
-    bool after_key_ = false;
-};
 
 } // namespace conclave::dev::detail::gojson

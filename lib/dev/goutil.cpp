@@ -109,6 +109,11 @@ int hex_value(unsigned char c) {
 
 } // namespace
 
+std::size_t utf8_width(std::string_view s, std::size_t i) {
+    const rune_at r = decode_rune(s, i);
+    return r.invalid ? 0 : r.width;
+}
+
 void append_utf8(std::string& out, char32_t r) {
     if (r < 0x80) {
         out += char(r);

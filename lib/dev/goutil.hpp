@@ -3,6 +3,7 @@
 // go-memdb's UUID index parsing. Sans-I/O, no Boost.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,6 +50,10 @@ std::string ascii_lower(std::string_view s);
 
 /// ASCII case-insensitive equality.
 bool ascii_iequals(std::string_view a, std::string_view b);
+
+/// The length of the valid UTF-8 sequence at s[i] (1 to 4), or 0 where Go's
+/// utf8.DecodeRuneInString reads U+FFFD from a single byte.
+std::size_t utf8_width(std::string_view s, std::size_t i);
 
 /// Appends code point `r` to `out` as UTF-8.
 void append_utf8(std::string& out, char32_t r);

@@ -4,22 +4,23 @@
 #include "dev/agent_impl.hpp"
 
 #include <boost/json/fwd.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/storage_ptr.hpp>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace conclave::dev::detail {
 
 namespace gojson {
-class indent_writer;
+struct value;
 }
 
 // ---- response helpers (routes_common.cpp) -----------------------------------------------
 
 /// 200 (or status) with Go's indented JSON and Content-Type: application/json.
 http_response json_response(const boost::json::value& v, unsigned status = 200);
-/// 200 (or status) with a body indent_writer wrote, and json_response's headers.
-http_response json_text_response(std::string body, unsigned status = 200);
 /// An error answer as Consul writes it: plain text, Content-Type sniffed by net/http.
 http_response text_response(unsigned status, std::string text);
 /// X-Consul-Index (never 0), X-Consul-Knownleader, X-Consul-Lastcontact.
@@ -31,22 +32,35 @@ bool foreign_dc(const agent_impl& a, const http_request& req);
 /// The path remainder after a route prefix (a view into req.path).
 std::string_view path_rest(const http_request& req, std::string_view prefix);
 
-/// A session as Consul 1.8 serialises structs.Session. The DOM form: write_session writes
-/// the same text directly, and tests hold it to this one.
+/// A session as Consul 1.8 serialises structs.Session.
 boost::json::object session_json(const session_rec& s);
-void write_session(gojson::indent_writer& w, const session_rec& s);
-/// A KV entry as api.KVPair (codec::kv_entry_to_json's text; Value null when empty or
-/// !with_value, Session omitted when empty).
-void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value = true);
 /// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the
 /// query metadata that Consul's TxnReadResponse carries.
-std::string txn_body(const txn_outcome& o, bool read_only);
-/// txn_body's usual case written from constant fragments into one buffer: answers without
-/// errors whose entries have no value and no string that needs escaping (a lock's, a
-/// release's). False, with out unspecified, for anything else.
-bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out);
-/// txn_body through gojson::indent_writer, for every answer.
-std::string txn_body_general(const txn_outcome& o, bool read_only);
+boost::json::object txn_json(const txn_outcome& o, bool read_only,
+                             boost::json::storage_ptr sp = {});
+
+/// Stack space for an answer's DOM, which lives only until it is written: a usual answer's
+/// values fit, so building it allocates nothing on the heap.
+class json_scratch {
+public:
+    boost::json::storage_ptr sp() { return &mr_; }
+
+private:
+    unsigned char buf_[4096];
+    boost::json::monotonic_resource mr_{buf_, sizeof buf_};
+};
+
+/// One element of api.TxnOps.
+struct decoded_op {
+    bool present = false; ///< KV, Node, Service or Check was set
+    txn_op_in op;
+    std::string verb_of_other;
+};
+
+/// json.Decoder.Decode of the parsed body into api.TxnOps ([]*api.TxnOp): one element per
+/// array item (has_nil set when one was null). Takes the strings over from `root`. Returns
+/// the decode error text, empty when none.
+std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& has_nil);
 
 // ---- handlers ------------------------------------------------------------------------------
 

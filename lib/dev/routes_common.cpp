@@ -5,8 +5,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include <array>
-
 namespace conclave::dev::detail {
 
 namespace json = boost::json;
@@ -16,14 +14,6 @@ http_response json_response(const json::value& v, unsigned status) {
     r.status = status;
     r.set("Content-Type", "application/json");
     r.body = gojson::marshal_indent(v);
-    return r;
-}
-
-http_response json_text_response(std::string body, unsigned status) {
-    http_response r;
-    r.status = status;
-    r.set("Content-Type", "application/json");
-    r.body = std::move(body);
     return r;
 }
 
@@ -96,77 +86,6 @@ json::object session_json(const session_rec& s) {
     o["CreateIndex"] = s.create_index;
     o["ModifyIndex"] = s.modify_index;
     return o;
-}
-
-void write_session(gojson::indent_writer& w, const session_rec& s) {
-    w.begin_object();
-    w.key("ID");
-    w.string(s.id);
-    w.key("Name");
-    w.string(s.name);
-    w.key("Node");
-    w.string(s.node);
-    w.key("LockDelay");
-    w.number(s.lock_delay_ns);
-    w.key("Behavior");
-    w.string(s.behavior);
-    w.key("TTL");
-    w.string(s.ttl);
-    w.key("NodeChecks");
-    if (s.node_checks) {
-        w.begin_array();
-        for (const auto& c : *s.node_checks)
-            w.string(c);
-        w.end_array();
-    } else {
-        w.null();
-    }
-    w.key("ServiceChecks");
-    if (s.service_checks) {
-        w.begin_array();
-        for (const auto& c : *s.service_checks) {
-            w.begin_object();
-            w.key("ID");
-            w.string(c.id);
-            w.key("Namespace");
-            w.string(c.ns);
-            w.end_object();
-        }
-        w.end_array();
-    } else {
-        w.null();
-    }
-    if (!s.checks.empty()) {
-        w.key("Checks");
-        w.begin_array();
-        for (const auto& c : s.checks)
-            w.string(c);
-        w.end_array();
-    }
-    w.key("CreateIndex");
-    w.number(s.create_index);
-    w.key("ModifyIndex");
-    w.number(s.modify_index);
-    w.end_object();
-}
-
-void write_kv_entry(gojson::indent_writer& w, const kv_entry& e, bool with_value) {
-    using member = gojson::indent_writer::member;
-    using type = member::type;
-    std::array<member, 7> members;
-    std::size_t n = 0;
-    members[n++] = {"LockIndex", type::number, {}, e.lock_index};
-    members[n++] = {"Key", type::string, e.key, 0};
-    members[n++] = {"Flags", type::number, {}, e.flags};
-    if (with_value && !e.value.empty())
-        members[n++] = {"Value", type::base64, e.value, 0};
-    else
-        members[n++] = {"Value", type::null, {}, 0};
-    if (!e.session.empty())
-        members[n++] = {"Session", type::string, e.session, 0};
-    members[n++] = {"CreateIndex", type::number, {}, e.create_index};
-    members[n++] = {"ModifyIndex", type::number, {}, e.modify_index};
-    w.object(std::span<const member>(members.data(), n));
 }
 
 } // namespace conclave::dev::detail

@@ -1,5 +1,5 @@
 // /v1/kv/<key>: agent/kvs_endpoint.go (HTTP) + agent/consul/kvs_endpoint.go (RPC).
-#include "dev/gojson.hpp"
+#include "codec/json.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 
@@ -46,15 +46,12 @@ http_response kv_get_answer(const http_request& req, bool recurse,
         if (!resp.body.empty())
             resp.set("Content-Type", sniff_content_type(resp.body));
     } else {
-        std::string body;
-        body.reserve(256 * entries.size());
-        gojson::indent_writer w(body);
-        w.begin_array();
+        json_scratch scratch;
+        json::array list(scratch.sp());
+        list.reserve(entries.size());
         for (const kv_entry* e : entries)
-            write_kv_entry(w, *e);
-        w.end_array();
-        w.finish();
-        resp = json_text_response(std::move(body));
+            list.emplace_back(codec::kv_entry_to_json(*e, true, scratch.sp()));
+        resp = json_response(std::move(list));
     }
     set_meta(resp, index);
     return resp;

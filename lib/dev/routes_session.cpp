@@ -210,14 +210,11 @@ bool ttl_is_zero_text(std::string_view ttl) {
 }
 
 http_response session_list_response(const std::vector<session_rec>& list, std::uint64_t index) {
-    std::string body;
-    gojson::indent_writer w(body);
-    w.begin_array();
+    json::array a;
+    a.reserve(list.size());
     for (const auto& s : list)
-        write_session(w, s);
-    w.end_array();
-    w.finish();
-    http_response r = json_text_response(std::move(body));
+        a.emplace_back(session_json(s));
+    http_response r = json_response(std::move(a));
     set_meta(r, index);
     return r;
 }
@@ -288,14 +285,7 @@ http_response session_create(agent_impl& a, const http_request& req) {
         return text_response(500, err);
     if (!ttl_is_zero_text(b.ttl) && ttl.count() != 0)
         a.arm_session_timer(id, ttl);
-    std::string body;
-    gojson::indent_writer w(body);
-    w.begin_object();
-    w.key("ID");
-    w.string(id);
-    w.end_object();
-    w.finish();
-    return json_text_response(std::move(body));
+    return json_response(json::object{{"ID", id}});
 }
 
 http_response session_destroy(agent_impl& a, const http_request& req) {
@@ -330,13 +320,7 @@ http_response session_renew(agent_impl& a, const http_request& req) {
         if (parsed.value->count() != 0)
             a.arm_session_timer(s.id, *parsed.value);
     }
-    std::string body;
-    gojson::indent_writer w(body);
-    w.begin_array();
-    write_session(w, s);
-    w.end_array();
-    w.finish();
-    return json_text_response(std::move(body));
+    return json_response(json::array{session_json(s)});
 }
 
 asio::awaitable<http_response> session_info(agent_impl& a, const http_request& req,

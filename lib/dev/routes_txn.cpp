@@ -1,13 +1,16 @@
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
-#include "codec/cursor.hpp"
+#include "codec/json.hpp"
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
-#include "dev/txn_fast_decode.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 
 namespace conclave::dev::detail {
 
+namespace json = boost::json;
 using gojson::kind;
 
 namespace {
@@ -170,150 +173,34 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
     return errs.get();
 }
 
-namespace {
-
-// The fragments of an answer without errors, at the depths indent_writer puts them: the
-// top object's members at 4 spaces, Results' elements at 8, their "KV" at 12 and the
-// entry's fields at 16, each closing bracket on a line of its own at its opener's depth.
-constexpr char results_open[] = "{\n    \"Results\": [";
-constexpr char entry_open[] = "\n        {\n            \"KV\": {\n                \"LockIndex\": ";
-constexpr char entry_key[] = ",\n                \"Key\": \"";
-constexpr char entry_flags[] = "\",\n                \"Flags\": ";
-constexpr char entry_value_null[] = ",\n                \"Value\": null";
-constexpr char entry_session[] = ",\n                \"Session\": \"";
-constexpr char entry_session_end[] = "\"";
-constexpr char entry_create[] = ",\n                \"CreateIndex\": ";
-constexpr char entry_modify[] = ",\n                \"ModifyIndex\": ";
-constexpr char entry_close[] = "\n            }\n        }";
-constexpr char results_close[] = "\n    ]";
-constexpr char errors_null[] = ",\n    \"Errors\": null";
-constexpr char read_meta[] = ",\n    \"Index\": 0,\n    \"LastContact\": 0,\n    \"KnownLeader\": "
-                             "true,\n    \"ConsistencyLevel\": \"\",\n    \"NotModified\": false";
-constexpr char body_close[] = "\n}\n";
-
-constexpr std::size_t len(std::string_view s) {
-    return s.size();
-}
-
-} // namespace
-
-bool txn_body_direct(const txn_outcome& o, bool read_only, std::string& out) {
-    if (!o.errors.empty())
-        return false;
-    constexpr std::size_t entry_fixed = len(entry_open) + len(entry_key) + len(entry_flags) +
-                                        len(entry_value_null) + len(entry_create) +
-                                        len(entry_modify) + len(entry_close) + 1 +
-                                        4 * codec::cursor::max_digits;
-    std::size_t size = len(results_open) + len(results_close) + len(errors_null) + len(read_meta) +
-                       len(body_close);
-    for (const auto& r : o.results) {
-        const kv_entry& e = r.entry;
-        // A value (a get's) is base64, and strings that need escaping go through Go's
-        // escaper: both left to the general writer.
-        if ((r.with_value && !e.value.empty()) || !gojson::is_plain(e.key) ||
-            !gojson::is_plain(e.session))
-            return false;
-        size += entry_fixed + e.key.size();
-        if (!e.session.empty())
-            size += len(entry_session) + e.session.size() + len(entry_session_end);
-    }
-    // An upper bound (numbers at their longest), cut to what was written.
-    out.resize(size);
-    // Fragments of known length copied in (a general writer call costs ~20 each).
-    codec::cursor w(out.data());
-    w.put(results_open);
-    for (std::size_t i = 0; i < o.results.size(); ++i) {
-        const kv_entry& e = o.results[i].entry;
-        if (i > 0)
-            w.put(",");
-        w.put(entry_open);
-        w.number(e.lock_index);
-        w.put(entry_key);
-        w.put(e.key);
-        w.put(entry_flags);
-        w.number(e.flags);
-        w.put(entry_value_null);
-        if (!e.session.empty()) {
-            w.put(entry_session);
-            w.put(e.session);
-            w.put(entry_session_end);
-        }
-        w.put(entry_create);
-        w.number(e.create_index);
-        w.put(entry_modify);
-        w.number(e.modify_index);
-        w.put(entry_close);
-    }
-    // An empty array closes on the same line: "Results": []
-    if (o.results.empty())
-        w.put("]");
-    else
-        w.put(results_close);
-    w.put(errors_null);
-    if (read_only)
-        w.put(read_meta);
-    w.put(body_close);
-    out.resize(std::size_t(w.end() - out.data()));
-    return true;
-}
-
-std::string txn_body(const txn_outcome& o, bool read_only) {
-    std::string out;
-    if (txn_body_direct(o, read_only, out))
-        return out;
-    return txn_body_general(o, read_only);
-}
-
-std::string txn_body_general(const txn_outcome& o, bool read_only) {
-    std::string out;
-    // A lock's answer (two entries, ~800 bytes) without regrowing.
-    out.reserve(1024);
-    gojson::indent_writer w(out);
-    w.begin_object();
+json::object txn_json(const txn_outcome& o, bool read_only, json::storage_ptr sp) {
     // Results and Errors: exactly one of them is null.
-    w.key("Results");
+    json::value results(sp);
+    json::value errors(sp);
     if (o.errors.empty()) {
-        w.begin_array();
+        json::array& a = results.emplace_array();
+        a.reserve(o.results.size());
         for (const auto& r : o.results) {
-            w.begin_object();
-            w.key("KV");
-            write_kv_entry(w, r.entry, r.with_value);
-            w.end_object();
+            json::object& item = a.emplace_back(json::object(sp)).get_object();
+            item["KV"] = codec::kv_entry_to_json(r.entry, r.with_value, sp);
         }
-        w.end_array();
     } else {
-        w.null();
+        json::array& a = errors.emplace_array();
+        for (const auto& [index, what] : o.errors)
+            a.emplace_back(json::object({{"OpIndex", index}, {"What", what}}, sp));
     }
-    w.key("Errors");
-    if (o.errors.empty()) {
-        w.null();
-    } else {
-        w.begin_array();
-        for (const auto& [index, what] : o.errors) {
-            w.begin_object();
-            w.key("OpIndex");
-            w.number(std::uint64_t(index));
-            w.key("What");
-            w.string(what);
-            w.end_object();
-        }
-        w.end_array();
-    }
+    json::object body(sp);
+    body.reserve(read_only ? 7 : 2);
+    body["Results"] = std::move(results);
+    body["Errors"] = std::move(errors);
     if (read_only) {
-        w.key("Index");
-        w.number(std::uint64_t(0));
-        w.key("LastContact");
-        w.number(std::uint64_t(0));
-        w.key("KnownLeader");
-        w.boolean(true);
-        w.key("ConsistencyLevel");
-        w.string("");
-        w.key("NotModified");
-        w.boolean(false);
+        body["Index"] = 0;
+        body["LastContact"] = 0;
+        body["KnownLeader"] = true;
+        body["ConsistencyLevel"] = "";
+        body["NotModified"] = false;
     }
-    w.end_object();
-    w.finish();
-    return out;
+    return body;
 }
 
 http_response txn_endpoint(agent_impl& a, const http_request& req) {
@@ -336,57 +223,39 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
                                       std::to_string(a.cfg.kv_max_value_size) + " bytes)");
     };
 
-    std::vector<txn_op_in> ops;
-    std::size_t writes = 0;
-    if (auto compact = txn_compact_ops(req.body)) {
-        // The usual body, read straight into the store's operations: every element a KV
-        // operation, none nil, so the checks below are the general loop's for that case.
-        ops = std::move(*compact);
-        if (ops.size() > max_txn_ops)
-            return too_many(ops.size());
-        for (const auto& op : ops) {
-            if (op.entry.value.size() > a.cfg.kv_max_value_size)
-                return value_too_large(op);
-            if (kv_op_is_write(kv_op_from_verb(op.verb)))
-                ++writes;
-        }
-    } else {
-        // Other usual shapes next; anything else the way Go reads it, with Go's errors.
-        std::vector<decoded_op> decoded;
-        bool has_nil = false;
-        if (auto fast = txn_fast_decode(req.body)) {
-            decoded = std::move(*fast);
-        } else {
-            auto parsed = gojson::decode_first(req.body);
-            if (!parsed.v)
-                return text_response(400, "Failed to parse body: " + parsed.error);
-            if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
-                return text_response(400, "Failed to parse body: " + err);
-        }
-        if (decoded.size() > max_txn_ops)
-            return too_many(decoded.size());
+    // Read the way Go's json.Decoder fills api.TxnOps, with Go's errors.
+    auto parsed = gojson::decode_first(req.body);
+    if (!parsed.v)
+        return text_response(400, "Failed to parse body: " + parsed.error);
+    std::vector<decoded_op> decoded;
+    bool has_nil = false;
+    if (std::string err = decode_ops(*parsed.v, decoded, has_nil); !err.empty())
+        return text_response(400, "Failed to parse body: " + err);
+    if (decoded.size() > max_txn_ops)
+        return too_many(decoded.size());
 
-        ops.reserve(decoded.size());
-        for (auto& d : decoded) {
-            if (!d.present) {
-                if (has_nil) {
-                    // Consul dereferences the nil operation and the connection dies.
-                    http_response r;
-                    r.drop = true;
-                    return r;
-                }
-                continue;
+    std::vector<txn_op_in> ops;
+    ops.reserve(decoded.size());
+    std::size_t writes = 0;
+    for (auto& d : decoded) {
+        if (!d.present) {
+            if (has_nil) {
+                // Consul dereferences the nil operation and the connection dies.
+                http_response r;
+                r.drop = true;
+                return r;
             }
-            if (d.op.is_kv) {
-                if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
-                    return value_too_large(d.op);
-                if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
-                    ++writes;
-            } else if (d.verb_of_other != "get") {
-                ++writes;
-            }
-            ops.push_back(std::move(d.op));
+            continue;
         }
+        if (d.op.is_kv) {
+            if (d.op.entry.value.size() > a.cfg.kv_max_value_size)
+                return value_too_large(d.op);
+            if (kv_op_is_write(kv_op_from_verb(d.op.verb)))
+                ++writes;
+        } else if (d.verb_of_other != "get") {
+            ++writes;
+        }
+        ops.push_back(std::move(d.op));
     }
 
     const auto now = std::chrono::steady_clock::now();
@@ -397,14 +266,17 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
         if (foreign_dc(a, req))
             return text_response(500, "No path to datacenter");
         const txn_outcome o = a.state.txn(std::move(ops), true, now);
-        http_response r = json_text_response(txn_body(o, true), o.errors.empty() ? 200 : 409);
+        json_scratch scratch;
+        http_response r =
+            json_response(txn_json(o, true, scratch.sp()), o.errors.empty() ? 200 : 409);
         set_leader_meta(r);
         return r;
     }
     if (foreign_dc(a, req))
         return text_response(500, "No path to datacenter");
     const txn_outcome o = a.state.txn(std::move(ops), false, now);
-    return json_text_response(txn_body(o, false), o.errors.empty() ? 200 : 409);
+    json_scratch scratch;
+    return json_response(txn_json(o, false, scratch.sp()), o.errors.empty() ? 200 : 409);
 }
 
 } // namespace conclave::dev::detail

@@ -1,7 +1,6 @@
-// The dev agent writes its hot answers (KV reads, transactions, sessions, response heads)
-// directly rather than through a boost::json DOM and Beast's field list. These tests hold
-// each direct writer to the bytes of the path it replaced: gojson::marshal_indent of the DOM,
-// and Beast's message with conclave::detail::http::append_head.
+// The dev agent's answers in Go's bytes (json.MarshalIndent of Consul's structs: field order,
+// HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
+// Beast's message with conclave::detail::http::append_head.
 #include "codec/json.hpp"
 #include "dev/gojson.hpp"
 #include "dev/http_server.hpp"
@@ -21,52 +20,6 @@ namespace json = boost::json;
 namespace http = boost::beast::http;
 
 namespace {
-
-// Drives the writer through a DOM, so that any value marshal_indent takes is a test case.
-void write_dom(gojson::indent_writer& w, const json::value& v) {
-    switch (v.kind()) {
-    case json::kind::null:
-        w.null();
-        break;
-    case json::kind::bool_:
-        w.boolean(v.get_bool());
-        break;
-    case json::kind::int64:
-        w.number(std::int64_t(v.get_int64()));
-        break;
-    case json::kind::uint64:
-        w.number(std::uint64_t(v.get_uint64()));
-        break;
-    case json::kind::double_:
-        FAIL("the writer has no doubles");
-        break;
-    case json::kind::string:
-        w.string(v.get_string());
-        break;
-    case json::kind::array:
-        w.begin_array();
-        for (const auto& item : v.get_array())
-            write_dom(w, item);
-        w.end_array();
-        break;
-    case json::kind::object:
-        w.begin_object();
-        for (const auto& member : v.get_object()) {
-            w.key(member.key());
-            write_dom(w, member.value());
-        }
-        w.end_object();
-        break;
-    }
-}
-
-std::string written(const json::value& v) {
-    std::string out;
-    gojson::indent_writer w(out);
-    write_dom(w, v);
-    w.finish();
-    return out;
-}
 
 // Strings that need each of Go's escapes: HTML-safe <, >, &, U+2028/9, control characters,
 // quotes and backslashes, invalid UTF-8 (U+FFFD), and valid multi-byte UTF-8 kept as is.
@@ -94,7 +47,7 @@ conclave::kv_entry entry(std::string key, std::string value, std::string session
     return e;
 }
 
-// The transaction answer as routes_txn.cpp built it before indent_writer.
+// A transaction answer as Consul's TxnResponse (TxnReadResponse when read-only) shapes it.
 std::string txn_body_dom(const txn_outcome& o, bool read_only) {
     json::value results = nullptr;
     if (o.errors.empty()) {
@@ -153,33 +106,7 @@ std::string beast_head(const http_response& r, bool head, bool keep_alive, bool 
 
 } // namespace
 
-TEST_CASE("agent: indent_writer writes what marshal_indent writes", "[unit][agent]") {
-    std::vector<json::value> values{
-        nullptr,
-        true,
-        json::value(std::int64_t(-5)),
-        json::value(std::numeric_limits<std::int64_t>::min()),
-        json::value(std::numeric_limits<std::uint64_t>::max()),
-        json::array{},
-        json::object{},
-        json::array{json::array{}, json::object{}, nullptr},
-        json::parse(R"({"a": {"b": [1, {"c": []}, {}], "d": {}}, "e": [[[]]], "f": false})"),
-        json::parse(R"([{"x": {"y": {"z": [1, 2, 3]}}}, [], [{}]])"),
-    };
-    for (const auto& s : awkward_strings) {
-        values.emplace_back(json::string(s));
-        json::object o;
-        o[s] = s; // keys are escaped as strings are
-        o["next"] = json::array{json::string(s), 1};
-        values.emplace_back(std::move(o));
-    }
-    for (const auto& v : values) {
-        INFO(gojson::marshal(v));
-        CHECK(written(v) == gojson::marshal_indent(v));
-    }
-}
-
-TEST_CASE("agent: KV entries and transaction answers match the DOM path", "[unit][agent]") {
+TEST_CASE("agent: transaction answers have TxnResponse's shape", "[unit][agent]") {
     std::vector<conclave::kv_entry> entries;
     // Every base64 padding case, binary bytes and an empty value (null).
     for (std::size_t n = 0; n < 8; ++n) {
@@ -195,32 +122,6 @@ TEST_CASE("agent: KV entries and transaction answers match the DOM path", "[unit
     big.flags = big.lock_index = big.create_index = big.modify_index =
         std::numeric_limits<std::uint64_t>::max();
     entries.push_back(big);
-
-    for (const auto& e : entries) {
-        for (const bool with_value : {true, false}) {
-            std::string out;
-            gojson::indent_writer w(out);
-            write_kv_entry(w, e, with_value);
-            w.finish();
-            INFO(e.key << " with_value " << with_value);
-            CHECK(out == gojson::marshal_indent(conclave::codec::kv_entry_to_json(e, with_value)));
-        }
-    }
-
-    // A GET /v1/kv answer: an array of entries.
-    {
-        std::string out;
-        gojson::indent_writer w(out);
-        w.begin_array();
-        json::array dom;
-        for (const auto& e : entries) {
-            write_kv_entry(w, e);
-            dom.emplace_back(conclave::codec::kv_entry_to_json(e));
-        }
-        w.end_array();
-        w.finish();
-        CHECK(out == gojson::marshal_indent(dom));
-    }
 
     std::vector<txn_outcome> outcomes;
     outcomes.emplace_back(); // no results, no errors: "Results": []
@@ -249,159 +150,137 @@ TEST_CASE("agent: KV entries and transaction answers match the DOM path", "[unit
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         for (const bool read_only : {false, true}) {
             INFO("outcome " << i << " read_only " << read_only);
-            CHECK(txn_body(outcomes[i], read_only) == txn_body_dom(outcomes[i], read_only));
+            CHECK(gojson::marshal_indent(txn_json(outcomes[i], read_only)) ==
+                  txn_body_dom(outcomes[i], read_only));
         }
     }
 }
 
-// txn_body_direct writes the lock cycle's answers from fragments: it must take them, and
-// write what the general writer (and the DOM) write; what it declines goes there.
-TEST_CASE("agent: the direct transaction writer matches the general one", "[unit][agent]") {
+// A lock cycle's answers byte for byte as a Consul 1.8 dev agent writes them.
+TEST_CASE("agent: a lock's transaction answer in Go's bytes", "[unit][agent]") {
     const std::string sess = "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3";
-    auto held = entry("cyc/lock", "", sess);
+    auto held = entry("cyc/<lock>&", "", sess);
     held.flags = 3304740253564472344ULL;
     held.lock_index = 14000;
-    auto released = held;
-    released.session.clear();
-    auto extreme = entry("", "", "s");
-    extreme.flags = extreme.lock_index = extreme.create_index = extreme.modify_index =
-        std::numeric_limits<std::uint64_t>::max();
-    auto zero = entry("k", "value not shown");
-    zero.flags = zero.lock_index = zero.create_index = zero.modify_index = 0;
-
-    std::vector<txn_outcome> taken(1); // no results: "Results": []
-    {
-        txn_outcome lock; // check-index (or check-not-exists: no result), then the lock
-        lock.results.push_back({released, false});
-        lock.results.push_back({held, false});
-        taken.push_back(lock);
-        txn_outcome release;
-        release.results.push_back({released, false});
-        taken.push_back(release);
-        txn_outcome many;
-        for (const auto& e : {held, released, extreme, zero, entry("a/b c~\x7f", "")})
-            many.results.push_back({e, e.value.empty()}); // an empty value shows as null
-        taken.push_back(many);
-    }
-    for (std::size_t i = 0; i < taken.size(); ++i) {
-        for (const bool read_only : {false, true}) {
-            INFO("outcome " << i << " read_only " << read_only);
-            std::string out = "left over";
-            REQUIRE(txn_body_direct(taken[i], read_only, out));
-            CHECK(out == txn_body_general(taken[i], read_only));
-            CHECK(out == txn_body_dom(taken[i], read_only));
-            CHECK(txn_body(taken[i], read_only) == out);
+    auto got = held;
+    got.value = "holder";
+    got.modify_index = std::numeric_limits<std::uint64_t>::max();
+    txn_outcome lock;
+    lock.results.push_back({held, false});
+    lock.results.push_back({got, true});
+    CHECK(gojson::marshal_indent(txn_json(lock, false)) == R"({
+    "Results": [
+        {
+            "KV": {
+                "LockIndex": 14000,
+                "Key": "cyc/\u003clock\u003e\u0026",
+                "Flags": 3304740253564472344,
+                "Value": null,
+                "Session": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
+                "CreateIndex": 7,
+                "ModifyIndex": 9
+            }
+        },
+        {
+            "KV": {
+                "LockIndex": 14000,
+                "Key": "cyc/\u003clock\u003e\u0026",
+                "Flags": 3304740253564472344,
+                "Value": "aG9sZGVy",
+                "Session": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
+                "CreateIndex": 7,
+                "ModifyIndex": 18446744073709551615
+            }
         }
-    }
-
-    std::vector<txn_outcome> declined;
-    {
-        txn_outcome get; // a value to show
-        get.results.push_back({entry("k", "v"), true});
-        declined.push_back(get);
-        for (const auto& s : awkward_strings) {
-            if (gojson::is_plain(s))
-                continue;
-            txn_outcome key;
-            key.results.push_back({held, false});
-            key.results.push_back({entry(s, ""), false});
-            declined.push_back(key);
-            txn_outcome session;
-            session.results.push_back({entry("k", "", s), false});
-            declined.push_back(session);
+    ],
+    "Errors": null
+}
+)");
+    txn_outcome failed;
+    failed.errors.emplace_back(1, "failed to lock key \"cyc/lock\", lock is already held");
+    CHECK(gojson::marshal_indent(txn_json(failed, true)) == R"({
+    "Results": null,
+    "Errors": [
+        {
+            "OpIndex": 1,
+            "What": "failed to lock key \"cyc/lock\", lock is already held"
         }
-        txn_outcome failed;
-        failed.errors.emplace_back(1, "failed to lock key \"cyc/lock\", lock is already held");
-        declined.push_back(failed);
-    }
-    for (std::size_t i = 0; i < declined.size(); ++i) {
-        for (const bool read_only : {false, true}) {
-            INFO("declined outcome " << i << " read_only " << read_only);
-            std::string out;
-            CHECK_FALSE(txn_body_direct(declined[i], read_only, out));
-            CHECK(txn_body(declined[i], read_only) == txn_body_dom(declined[i], read_only));
-        }
-    }
+    ],
+    "Index": 0,
+    "LastContact": 0,
+    "KnownLeader": true,
+    "ConsistencyLevel": "",
+    "NotModified": false
+}
+)");
+    CHECK(gojson::marshal_indent(txn_json(txn_outcome{}, false)) ==
+          "{\n    \"Results\": [],\n    \"Errors\": null\n}\n");
 }
 
-// gojson::is_plain: exactly the strings the writer copies without escaping.
-TEST_CASE("agent: is_plain agrees with the writer", "[unit][agent]") {
-    for (int b = 0; b < 256; ++b) {
-        for (const std::size_t at : {0, 5, 16, 31}) {
-            std::string s(40, 'a');
-            s[at] = char(b);
-            std::string out;
-            gojson::indent_writer w(out);
-            w.string(s);
-            INFO("byte " << b << " at " << at);
-            if (gojson::is_plain(s))
-                CHECK(out == "\"" + s + "\"");
-            CHECK(gojson::is_plain(s) == (b >= 0x20 && b < 0x80 && b != '"' && b != '\\' &&
-                                          b != '<' && b != '>' && b != '&'));
-        }
-    }
-}
-
-TEST_CASE("agent: sessions match the DOM path", "[unit][agent]") {
-    session_rec base;
-    base.id = "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3";
-    base.node = "dev-node";
-    base.ttl = "15s";
-    base.create_index = 11;
-    base.modify_index = 12;
-
-    std::vector<session_rec> sessions;
-    sessions.push_back(base); // NodeChecks and ServiceChecks null, no Checks
+TEST_CASE("agent: sessions in Go's bytes", "[unit][agent]") {
+    session_rec s;
+    s.id = "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3";
+    s.node = "dev-node";
+    s.ttl = "15s";
+    s.create_index = 11;
+    s.modify_index = 12;
+    // session_rec's defaults; NodeChecks and ServiceChecks null, no Checks.
+    CHECK(gojson::marshal_indent(json::array{session_json(s)}) == R"([
     {
-        session_rec s = base;
-        s.name = "<lock & \xE2\x80\xA8>";
-        s.lock_delay_ns = -1;
-        s.behavior = "delete";
-        s.node_checks = std::vector<std::string>{};
-        s.service_checks = std::vector<conclave::service_check>{};
-        sessions.push_back(s);
-        s.node_checks = std::vector<std::string>{"serfHealth", "disk \"full\""};
-        s.service_checks = std::vector<conclave::service_check>{{"svc:1", ""}, {"svc:2", "ns"}};
-        s.checks = {"serfHealth", "mem"};
-        sessions.push_back(s);
+        "ID": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
+        "Name": "",
+        "Node": "dev-node",
+        "LockDelay": 15000000000,
+        "Behavior": "release",
+        "TTL": "15s",
+        "NodeChecks": null,
+        "ServiceChecks": null,
+        "CreateIndex": 11,
+        "ModifyIndex": 12
     }
-    for (const auto& s : sessions) {
-        std::string out;
-        gojson::indent_writer w(out);
-        write_session(w, s);
-        w.finish();
-        CHECK(out == gojson::marshal_indent(session_json(s)));
-    }
-    // The list answers: an array of them, and the empty list.
-    std::string out;
-    gojson::indent_writer w(out);
-    w.begin_array();
-    json::array dom;
-    for (const auto& s : sessions) {
-        write_session(w, s);
-        dom.emplace_back(session_json(s));
-    }
-    w.end_array();
-    w.finish();
-    CHECK(out == gojson::marshal_indent(dom));
-    out.clear();
-    gojson::indent_writer empty(out);
-    empty.begin_array();
-    empty.end_array();
-    empty.finish();
-    CHECK(out == gojson::marshal_indent(json::array{}));
+]
+)");
+    s.name = "<lock & \xE2\x80\xA8>";
+    s.lock_delay_ns = -1;
+    s.behavior = "delete";
+    s.node_checks = std::vector<std::string>{};
+    s.service_checks = std::vector<conclave::service_check>{{"svc:1", ""}};
+    s.checks = {"serfHealth", "mem \"full\""};
+    CHECK(gojson::marshal_indent(session_json(s)) == R"({
+    "ID": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
+    "Name": "\u003clock \u0026 \u2028\u003e",
+    "Node": "dev-node",
+    "LockDelay": -1,
+    "Behavior": "delete",
+    "TTL": "15s",
+    "NodeChecks": [],
+    "ServiceChecks": [
+        {
+            "ID": "svc:1",
+            "Namespace": ""
+        }
+    ],
+    "Checks": [
+        "serfHealth",
+        "mem \"full\""
+    ],
+    "CreateIndex": 11,
+    "ModifyIndex": 12
+}
+)");
+    CHECK(gojson::marshal_indent(json::array{}) == "[]\n");
 }
 
 TEST_CASE("agent: response heads match Beast's", "[unit][agent]") {
     std::vector<http_response> responses;
     {
-        http_response r = json_text_response("[]\n");
+        http_response r = json_response(json::array{});
         set_meta(r, 17);
         r.set("Vary", "Accept-Encoding");
         responses.push_back(r);
     }
     {
-        http_response r = json_text_response("{}\n", 409);
+        http_response r = json_response(json::object{}, 409);
         set_leader_meta(r);
         r.set("Vary", "Accept-Encoding");
         responses.push_back(r);
@@ -575,8 +454,7 @@ std::string go_escaped(std::string_view token) {
 } // namespace
 
 TEST_CASE("agent: strings escape each special byte at every offset", "[unit][agent]") {
-    // The writer scans 16 and 8 bytes at a time: each special byte at each offset of strings
-    // of many lengths, as a string, as a key, and as a member of object().
+    // Each special byte at each offset of strings of many lengths, as a value and as a key.
     const std::vector<std::string_view> tokens{"\"",   "\\",   "\n", "<", ">",    "&",       "\x01",
                                                "\x1f", "\xFF", " ",  "~", "\x7f", "\xC3\xA9"};
     for (std::size_t len = 0; len <= 40; ++len) {
@@ -588,101 +466,12 @@ TEST_CASE("agent: strings escape each special byte at every offset", "[unit][age
                     '"' + base.substr(0, at) + go_escaped(token) + base.substr(at) + '"';
                 INFO("length " << len << " offset " << at << " byte "
                                << int(static_cast<unsigned char>(token[0])));
-                std::string out;
-                gojson::indent_writer w(out);
-                w.string(s);
-                CHECK(out == quoted);
-
-                out.clear();
-                gojson::indent_writer k(out);
-                k.begin_object();
-                k.key(s);
-                k.null();
-                k.end_object();
-                CHECK(out == "{\n    " + quoted + ": null\n}");
-
-                out.clear();
-                gojson::indent_writer o(out);
-                using member = gojson::indent_writer::member;
-                const std::array<member, 2> members{
-                    member{"S", member::type::string, s, 0},
-                    member{"N", member::type::number, {}, len},
-                };
-                o.object(members);
-                CHECK(out ==
-                      "{\n    \"S\": " + quoted + ",\n    \"N\": " + std::to_string(len) + "\n}");
+                CHECK(gojson::marshal(json::string(s)) == quoted);
+                CHECK(gojson::marshal_indent(json::object{{s, nullptr}}) ==
+                      "{\n    " + quoted + ": null\n}\n");
+                CHECK(gojson::marshal_indent(json::object{{"S", s}, {"N", len}}) ==
+                      "{\n    \"S\": " + quoted + ",\n    \"N\": " + std::to_string(len) + "\n}\n");
             }
         }
-    }
-}
-
-TEST_CASE("agent: indent_writer::object writes what its calls write", "[unit][agent]") {
-    using member = gojson::indent_writer::member;
-    using type = member::type;
-    std::vector<std::vector<member>> objects;
-    objects.emplace_back(); // {}
-    for (std::size_t n = 0; n < 8; ++n) {
-        static const std::string bytes = "\xF8\xF9\xFA\xFB\xFC\xFD\xFE\xFF";
-        objects.push_back({member{"B", type::base64, std::string_view(bytes).substr(0, n), 0},
-                           member{"Zero", type::number, {}, 0},
-                           member{"Max", type::number, {}, ~std::uint64_t(0)},
-                           member{"Null", type::null, {}, 0}});
-    }
-    for (const auto& s : awkward_strings)
-        objects.push_back(
-            {member{"Key", type::string, s, 0}, member{"Empty", type::string, "", 0}});
-    std::vector<member> wide; // more members than object() sizes at once
-    for (std::size_t i = 0; i < 14; ++i)
-        wide.push_back(member{"Field", type::number, {}, i});
-    objects.push_back(wide);
-
-    const auto by_calls = [](gojson::indent_writer& w, const std::vector<member>& ms) {
-        w.begin_object();
-        for (const member& m : ms) {
-            w.key(m.key);
-            switch (m.t) {
-            case type::number:
-                w.number(m.n);
-                break;
-            case type::string:
-                w.string(m.text);
-                break;
-            case type::base64:
-                w.base64(m.text);
-                break;
-            case type::null:
-                w.null();
-                break;
-            }
-        }
-        w.end_object();
-    };
-    // At the top, as array elements, and as a member's value two levels down.
-    const auto document = [&](bool fast, const std::vector<member>& ms) {
-        std::string out;
-        gojson::indent_writer w(out);
-        const auto one = [&] {
-            if (fast)
-                w.object(ms);
-            else
-                by_calls(w, ms);
-        };
-        w.begin_array();
-        one();
-        one();
-        w.begin_object();
-        w.key("Inner");
-        one();
-        w.key("After");
-        w.boolean(true);
-        w.end_object();
-        w.end_array();
-        one();
-        w.finish();
-        return out;
-    };
-    for (std::size_t i = 0; i < objects.size(); ++i) {
-        INFO("object " << i);
-        CHECK(document(true, objects[i]) == document(false, objects[i]));
     }
 }
