@@ -9,7 +9,6 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
-#include <pthread.h>
 
 namespace conclave::dev::detail::gojson {
 
@@ -17,8 +16,11 @@ namespace {
 
 namespace json = boost::json;
 
-// encoding/json's limit on nesting (Boost.JSON stops at the same bracket).
-constexpr std::size_t max_depth = 10000;
+// Nesting allowed in a request. encoding/json allows 10,000 levels; Boost.JSON's parser
+// recurses once per level (about 1 KB of stack each in a sanitized build), and no request of
+// Consul's API nests more than a few. Deeper bodies get Go's "exceeded max depth" sooner
+// than Consul would send it (docs/dev-agent.md).
+constexpr std::size_t max_depth = 1000;
 
 bool is_space(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -388,44 +390,10 @@ parse_result parse(std::string_view input) {
     }
 }
 
-// Boost.JSON's parser recurses once per level of nesting, and Go's 10,000 levels take more
-// than a thread's usual 8 MB in a sanitized build (about 1 KB a level). Brackets beyond
-// any real request's are parsed on a thread of its own with room for them.
-constexpr std::size_t brackets_on_caller_stack = 512;
-constexpr std::size_t deep_parse_stack = std::size_t(64) << 20;
-
-parse_result parse_on_big_stack(std::string_view input) {
-    struct job {
-        std::string_view input;
-        parse_result result;
-    } j{input, {}};
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, deep_parse_stack);
-    pthread_t thread;
-    const auto run = [](void* p) -> void* {
-        auto& j = *static_cast<job*>(p);
-        j.result = parse(j.input);
-        return nullptr;
-    };
-    const bool started = pthread_create(&thread, &attr, run, &j) == 0;
-    pthread_attr_destroy(&attr);
-    if (!started)
-        return parse(input);
-    pthread_join(thread, nullptr);
-    return std::move(j.result);
-}
-
 } // namespace
 
 parse_result decode_first(std::string_view input) {
-    // (A body of no more bytes than that has no more brackets.)
-    if (input.size() <= brackets_on_caller_stack)
-        return parse(input);
-    std::size_t brackets = 0;
-    for (const char c : input)
-        brackets += c == '[' || c == '{';
-    return brackets > brackets_on_caller_stack ? parse_on_big_stack(input) : parse(input);
+    return parse(input);
 }
 
 std::string_view describe(const value& v) {

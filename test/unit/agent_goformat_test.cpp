@@ -69,7 +69,9 @@ TEST_CASE("agent: JSON syntax errors read like encoding/json's", "[unit][agent]"
     CHECK(decode_error("[-]") == "invalid character ']' in numeric literal");
     CHECK(decode_error("1e+") == "unexpected EOF");
     CHECK(decode_error("1.") == "unexpected EOF");
-    CHECK(decode_error(std::string(10000, '[')) == "unexpected EOF");
+    CHECK(decode_error(std::string(1000, '[')) == "unexpected EOF");
+    // Deeper than the agent's limit (1,000 levels; Go's is 10,000).
+    CHECK(decode_error(std::string(1001, '[')).find("exceeded max depth") != std::string::npos);
 }
 
 TEST_CASE("agent: what Go reads and Boost.JSON's parser refuses", "[unit][agent]") {
