@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs `conclave agent -dev` as a child process, so the server under test does not share
 // the benchmark's event loop or CPU accounting.
 #pragma once

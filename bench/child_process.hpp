@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A child process whose stdout we read: contend workers and the failover holder (this
 // executable's hidden subcommands), and the Python and Node peers.
 #pragma once

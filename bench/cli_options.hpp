@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave-bench's command line: which scenarios, against which agent, with what sizes.
 #pragma once
 

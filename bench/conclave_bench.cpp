@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave-bench: the benchmark harness (docs/benchmarks.md).
 //
 //   conclave-bench SCENARIO... [--agent process|embedded|HOST:PORT] [--json] [--csv] ...

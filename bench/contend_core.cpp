@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The contended loop every lock scenario runs (in this process or in a worker process):
 // each contender has its own session and lock object, as separate services would, and all
 // share one client (one pool) per process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Grants of a contended lock as every implementation logs them (ours in or out of process,
 // the Python and Node peers), and what they say: handoff latency, waits, fairness.
 #pragma once

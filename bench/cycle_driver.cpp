@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave-cycle-driver: N lock cycles (acquire + release, optionally watched) and nothing
 // else, for instruction counts. conclave-bench's `cycle` interleaves raw GETs and runs a
 // synchronous floor client in the same process, which a profiler would count too; here the

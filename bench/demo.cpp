@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The demo: start the embedded dev agent, take and release a lock through the raw client,
 // and say what happened at each step.
 #include <conclave/client.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What every scenario shares: the options, the event loop, the target, the report, the raw
 // round-trip baseline, and small helpers to run coroutines from plain code.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // --plot DIR: data files and a gnuplot script, then gnuplot draws the PNGs:
 //   cdf_<scenario>.png   latency CDF per (implementation, N)
 //   throughput.png       ops/s vs N per (scenario, implementation)

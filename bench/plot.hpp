@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // PNG charts of a run with gnuplot: latency CDF per N, throughput vs N, handoff latency vs N
 // with the peers side by side.
 #pragma once

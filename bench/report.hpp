@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Results of scenario runs: one record per run, printed as JSON lines (as they come), a
 // summary table, or CSV.
 #pragma once

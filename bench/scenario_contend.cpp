@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // contend: N contenders on K keys, all in this process (one client) or spread over P worker
 // processes (this executable, `_contend-worker`), each taking and releasing in a loop.
 // Handoff latency is release ack -> the next holder's acquire ack on the same key.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // cycle: one holder with a live session acquires and releases one lock in a loop, watching
 // the lease while it holds it (the usual `co_await (lease.async_wait_lost() || work())`).
 // The uncontended cost of the lock: requests per cycle and rate against the raw GET, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // drain: N contenders start together, each takes the lock once and leaves. Total time from
 // the start to the last release, against N x 3 raw round trips (Go api.Lock: 64 take 25 s
 // with 21 requests per acquisition).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // failover: how long a waiter waits when the holder goes away.
 //   crash   the holder is a child process (`_holder`) killed with SIGKILL: its renewals stop
 //           and its connections drop, as on a host crash. Measured: kill -> the waiter's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // peers: the contend loop, side by side on the same agent in the same run, written with
 // conclave (this process), python-consul (bench/peers/python_lock.py) and the npm consul
 // client (bench/peers/node/lock_peer.js). Every implementation logs its grants with the same

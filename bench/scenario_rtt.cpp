@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // rtt: sequential GETs of one existing key, each coroutine on its own pooled connection.
 // The floor every recipe builds on, and the unit the targets are written in.
 #include "scenarios.hpp"

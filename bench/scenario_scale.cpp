@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // scale: W contenders (default 10,000) wait on one held key. Measured while they wait: client
 // memory per waiter (RSS and malloc'd bytes), connections, blocking queries parked on the
 // agent; then the first handoffs: requests and latency per handoff. The rest are cancelled.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // semaphore: N contenders on one semaphore of limit L, each acquiring a permit, holding it
 // for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit).
 #include "scenarios.hpp"

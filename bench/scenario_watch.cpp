@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // watch: one writer, M watchers of one key. The writer writes a sequence number, and writes
 // the next one only when every watcher has seen it (so nothing coalesces); the latency is
 // the write's ack -> each watcher's notification.

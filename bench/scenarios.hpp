@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One function per scenario; each appends its records to the harness's report.
 #pragma once
 

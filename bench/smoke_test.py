@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Smoke test of conclave-bench: runs one scenario with tiny parameters and checks that its
 --json output has the fields docs/benchmarks.md promises. Registered per scenario in
 bench/CMakeLists.txt (label "bench"); keeps the harness working in CI, measures nothing.

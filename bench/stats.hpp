@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Latency samples and their percentiles; fairness; process CPU and memory.
 #pragma once
 

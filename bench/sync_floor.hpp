@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The CPU floor under any client of the lock cycle: the cheapest synchronous client.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Where the benchmark sends its requests: the dev agent in its own process (default), the
 // dev agent on this process's event loop, or any Consul address. Also reads the agent's
 // request counters (GET /v1/_conclave/stats) and its test controls when it has them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Hidden subcommands: the bench runs itself as a child process.
 //   _contend-worker  a share of the contend scenario's contenders (P processes); prints its
 //                    grants and its CPU time over the measured window as JSON lines

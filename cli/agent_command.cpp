@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave agent -dev`: runs the embedded dev agent until SIGINT/SIGTERM.
 #include "codec/duration.hpp"
 #include "commands.hpp"

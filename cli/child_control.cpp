@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "child_control.hpp"
 
 #include <boost/asio/as_tuple.hpp>

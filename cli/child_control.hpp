@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What `conclave lock` and `conclave elect` share about their child: how its command line
 // is built, whether it gets a process group of its own, and how it is stopped.
 #pragma once

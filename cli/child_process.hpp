@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The child process `conclave lock` runs while it holds the lock: started with
 // posix_spawnp, awaited on the io_context, signalled as a process group.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Subcommands of the `conclave` executable. Each takes the arguments after its name and
 // returns the process exit status (exit_codes.hpp).
 #pragma once

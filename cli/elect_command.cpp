@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave elect [options] <key> -- <command...>`: runs the command while this process
 // leads the election at <key> (conclave::elector), campaigning again after each term.
 // `conclave elect -leader <key>` prints who leads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave elect` once its arguments are valid: campaign, run the child while leading,
 // campaign again after each term; on SIGINT/SIGTERM stop the child, release, clean up.
 #pragma once

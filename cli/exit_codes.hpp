@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Exit statuses of the conclave commands (docs/cli.md has the table).
 #pragma once
 

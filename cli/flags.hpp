@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Command-line flags with the syntax and error texts of Go's `flag` package, which the
 // Consul CLI uses: scripts written for `consul lock` get the same parse and the same
 // messages from `conclave lock`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The HTTP options every Consul command shares (-http-addr, -token, ...), applied on top of
 // the CONSUL_* environment variables, as the Consul CLI does.
 #pragma once

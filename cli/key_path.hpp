@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Key paths given on the command line, cleaned as the Consul CLI cleans them.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave kv get|put|delete`: enough of `consul kv` to operate and debug (same output
 // and messages for what both have).
 #include "commands.hpp"

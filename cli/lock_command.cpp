@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave lock [options] <prefix> <command...>`: the arguments, checked in the order and
 // with the messages of `consul lock`, then lock_run.
 #include "commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What `conclave lock` holds: a lock on `<prefix>/.lock` (-n 1) or a slot of the semaphore
 // at `<prefix>` (-n > 1), behind one interface so the command has a single code path.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave lock` once its arguments are valid: acquire, run the child, release, clean up.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave: the command-line tool (agent -dev, and the tools around the recipes).
 #include "commands.hpp"
 

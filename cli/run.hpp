@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs a command's coroutine on a single-threaded io_context.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Keeps a session renewed in the background while a command works, and ends it cleanly.
 #pragma once
 

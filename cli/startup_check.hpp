@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What `conclave lock` and `conclave elect` do before taking anything: a race between
 // "Consul answers" and a SIGINT/SIGTERM, and the signal wait they race against later too.
 #pragma once

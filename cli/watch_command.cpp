@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave watch [options] <key | prefix/>`: prints each change, one line per key, until
 // interrupted (or -count reports), over conclave::watch.
 #include "commands.hpp"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Install rules: headers, libraries, the CMake package (find_package(conclave)), a
 # pkg-config file, the CLI. Components: conclave (the library), devagent (the embedded dev
 # agent, optional), cli.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A config watcher: follows every key under a prefix and prints the latest configuration
 // whenever it changes. Bursts of writes arrive as one snapshot (the latest state).
 //

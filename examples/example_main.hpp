@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What every example's main() does: a client from the Consul environment variables (or an
 // embedded dev agent with --dev), Ctrl+C as cancellation of the example's coroutine, and
 // errors printed instead of thrown. --demo runs the self-contained scenario of --dev

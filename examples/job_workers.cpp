@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Mutually exclusive job workers: N workers walk one task list; a per-task lock makes sure
 // each task runs exactly once, and the "done" mark is written under the fencing check, so a
 // worker that lost its lock (paused past its TTL) cannot mark a task another one now owns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A leader-elected service: every instance campaigns; the leader publishes its address and
 // does the leader-only work, which is cancelled the moment leadership is lost; everyone
 // follows who leads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A rate-limited worker pool: jobs from every process share a semaphore of L slots (Go
 // api.Semaphore's layout, so `consul lock -n L` users share it too); at most L run at once
 // across all of them.

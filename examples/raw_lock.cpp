@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The README's example: a session, a lock taken with Go api.Lock's layout, a blocking read.
 // Run it against any Consul (CONSUL_HTTP_ADDR), e.g. `conclave agent -dev`.
 #include <conclave/client.hpp>

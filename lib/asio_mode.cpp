@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The symbol that says how this build of conclave compiled Asio and Beast (see
 // conclave/detail/asio_mode.hpp).
 #include <conclave/detail/asio_mode.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include <conclave/config.hpp>
 #include <conclave/error.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Precompiled header of the library's translation units: the heavy, stable headers.
 //
 // Boost is declared with default visibility even though a shared build hides the library's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Asio, Asio SSL and Beast compiled once for conclave's own programs (CLI, tests, benchmark,
 // examples), which build with BOOST_ASIO_SEPARATE_COMPILATION and
 // BOOST_BEAST_SEPARATE_COMPILATION: the way a program that compiles Asio itself links the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Sets up, builds and runs the demo: the lock walkthrough on the embedded dev agent, then a
 # short, representative benchmark set (about a minute) whose summary table it prints.
 # Extra arguments go to conclave-bench (e.g. --fair, --plot out/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Runs conclave-bench command lines in turn, RUNS rounds, and prints the median, lowest and
 # highest of a JSON field per label: an A/B of binaries or options under the same machine
 # state (runs of one kind a minute apart differ by more than most changes do here). The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Installs the Debian packages conclave's build, tests and benchmarks need.
 # Idempotent and quiet when everything is already installed; runs `apt-get update` only
 # when something is missing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSL-1.0
 # Sets up, builds and runs every test, in the default (RelWithDebInfo) and asan
 # (ASan + UBSan) presets. Exits non-zero on any failure.
 #

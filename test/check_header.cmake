@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSL-1.0
 # Compiles one public header on its own and fails if it drags in Beast or Boost.JSON.
 # Variables: CXX, INCLUDE_DIR, HEADER (relative to INCLUDE_DIR).
 execute_process(

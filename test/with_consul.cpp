@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs a command against a real Consul started for it, and exits with the command's status:
 //
 //   conclave_test_with_consul CONSUL_BIN [--servers N] -- COMMAND [ARG ...]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSL-1.0
 """The contend loop written with python-consul (Debian's python3-consul), run by
 conclave-bench as a peer on the same agent.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class client: typed, non-blocking access to Consul's HTTP API.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave: coordination over Consul with C++20 coroutines. The whole public API.
 #pragma once
 

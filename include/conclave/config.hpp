@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // How a client reaches Consul: address, TLS, token, pool limits and timeouts.
 #pragma once
 

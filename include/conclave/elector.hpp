@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class elector: leader election on one key (a conclave::lock whose value names the leader).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Error codes, the error category and the diagnostics that carry Consul's own text.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class lock: mutual exclusion across processes and hosts, with Consul's Go api.Lock layout.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class semaphore: at most N holders across processes, with Consul's Go api.Semaphore layout.
 #pragma once
 

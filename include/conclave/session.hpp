@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class session: a Consul session kept alive by a renew loop, with a local deadline.
 #pragma once
 

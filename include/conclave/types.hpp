@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Values exchanged with Consul's HTTP API: KV entries, sessions, transactions, query options.
 #pragma once
 

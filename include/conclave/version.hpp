@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave's version: the one place it is written (CMake reads it from here).
 #pragma once
 

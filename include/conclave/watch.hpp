@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class watch: the latest state of a KV key, prefix or key listing, over blocking queries.
 #pragma once
 

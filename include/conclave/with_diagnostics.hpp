@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // with_diagnostics: the default completion token of every conclave operation. An operation
 // that fails throws conclave::error, whose text carries Consul's own words ("Invalid Session
 // TTL ...", "Permission denied") and not only the error code.

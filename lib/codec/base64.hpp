@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Standard, padded base64 (KV values in JSON), backed by OpenSSL.
 #pragma once
 

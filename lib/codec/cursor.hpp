@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Writes text into a buffer sized beforehand for all of it: each piece a store or a memcpy
 // of a known length, where std::string::append costs a call, a capacity check and, for a
 // literal, a strlen. Used where a message is written per request (the client's request

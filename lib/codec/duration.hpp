@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Go duration strings ("15s", "1m30s", "250ms"), as Consul reads and writes them.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // JSON shapes shared by the client and the dev agent: KV pairs, sessions, txn ops.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The body of PUT /v1/txn, written straight as JSON text.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The named constructors of txn_op.
 #include <conclave/types.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Tests on 8 bytes at once, for scanners of mostly plain text that look for the few bytes
 // needing attention (JSON strings to escape, or to copy as they are). Each test is exact
 // for the word as a whole ("one of the bytes is ..."), not for which byte.

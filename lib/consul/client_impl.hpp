@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The shared state behind conclave::client: the pool, the config, and request plumbing.
 #pragma once
 

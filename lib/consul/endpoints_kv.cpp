@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
 #include "codec/json.hpp"
 #include "consul/client_impl.hpp"

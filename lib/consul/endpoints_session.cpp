@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Session endpoints: /v1/session/{create,renew,destroy,info,list,node}.
 #include "codec/duration.hpp"
 #include "codec/json.hpp"

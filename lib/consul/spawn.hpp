@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs an internal coroutine as the implementation of a public async_* operation.
 #pragma once
 

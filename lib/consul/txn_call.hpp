@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The /v1/txn endpoint as a coroutine for the recipes.
 #pragma once
 

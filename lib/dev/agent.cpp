@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::dev::agent and the agent's own duties: session TTL timers, test controls.
 #include "dev/agent_impl.hpp"
 #include "dev/goutil.hpp"

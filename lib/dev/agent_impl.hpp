@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's insides: configuration, state store, blocking-query hub, session TTL
 // timers, test controls and counters. The HTTP server (http_server.cpp) feeds requests to
 // dispatch() (router.cpp). Everything runs on the agent's executor; nothing here is

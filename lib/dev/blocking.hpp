@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Blocking queries: Consul's query options (index, wait, consistency modes), the waiting
 // timeout (default 5 min, max 10 min, jitter in [0, wait/16)), a hub that wakes waiting
 // queries when a write closes a channel they watch, and the loop of Consul 1.8's

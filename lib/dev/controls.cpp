@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Private endpoints under /v1/_conclave/ (not Consul APIs):
 //   GET /v1/_conclave/stats                                   request counters (always on)
 // and, only with enable_test_controls:

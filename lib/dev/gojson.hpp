@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // JSON the way Consul (Go's encoding/json) reads and writes it, as a thin layer over
 // Boost.JSON: requests are parsed by Boost.JSON's parser into a tree that keeps number
 // literals as text (Go's type errors quote them, and Go parses them itself), with Go's

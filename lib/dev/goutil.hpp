@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Small re-implementations of Go standard-library behaviour whose exact output Consul
 // exposes on the wire: strconv quoting and integer parsing errors, base64 decoding errors,
 // go-memdb's UUID index parsing. Sans-I/O, no Boost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "dev/agent_impl.hpp"
 #include "dev/http_server.hpp"
 #include "http/message_head.hpp"

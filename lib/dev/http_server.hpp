@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's HTTP/1.1 server (Beast): accept loop, keep-alive connections, request
 // size limits and the protocol-level errors Go's net/http sends. Beast stays inside
 // http_server.cpp.

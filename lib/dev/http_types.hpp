@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Beast-free request and response values passed between the HTTP server and the route
 // handlers, plus the URL and header helpers that reproduce Go's net/http and net/url
 // behaviour Consul shows on the wire.

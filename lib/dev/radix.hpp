@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The shape of go-immutable-radix trees, kept only to decide which blocking queries a write
 // wakes. Consul's state store (go-memdb) hands a blocking query the "mutate channel" of the
 // radix node its lookup ended on; a write closes the channels of every node it copies. That

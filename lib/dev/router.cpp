@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Request routing: Go's ServeMux (path cleaning and trailing-slash redirects, longest
 // pattern wins, "/" catches the rest) and Consul's handler wrapper (OPTIONS, 405 with Allow),
 // plus the test controls' injections and the request counters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Endpoint handlers (one file per endpoint family) and the response helpers they share.
 #pragma once
 

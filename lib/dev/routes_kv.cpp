@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // /v1/kv/<key>: agent/kvs_endpoint.go (HTTP) + agent/consul/kvs_endpoint.go (RPC).
 #include "codec/json.hpp"
 #include "dev/goutil.hpp"

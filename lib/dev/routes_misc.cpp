@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Status, agent/self, and the catalog pieces sessions are bound to (register, deregister,
 // and a few reads to look at them).
 #include "dev/gojson.hpp"

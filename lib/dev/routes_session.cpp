@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // /v1/session/...: agent/session_endpoint.go (HTTP, body decoding through
 // structs.Session.UnmarshalJSON) + agent/consul/session_endpoint.go (RPC validation).
 #include "codec/duration.hpp"

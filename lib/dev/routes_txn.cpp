@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
 #include "codec/json.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // KV tables, transactions and the store's plumbing. Sessions and the catalog are in
 // state_session.cpp.
 #include "dev/goutil.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's state store: KV (with tombstones and lock-delays), sessions, and the small
 // catalog that sessions are bound to, with one global Raft-like index and per-table max
 // indexes, all following Consul 1.8's state store (agent/consul/state). Sans-I/O: time comes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Sessions, the catalog they are bound to, and the store's control operations.
 #include "dev/goutil.hpp"
 #include "dev/state.hpp"

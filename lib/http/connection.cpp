@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "http/connection.hpp"
 #include "http/message_head.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // One HTTP/1.1 connection to Consul over TCP, TLS or a unix socket.
 #pragma once
 

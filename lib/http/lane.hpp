@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A cap on how many pooled connections blocking queries may hold at once.
 //
 // Why: a blocking query holds its connection for up to its whole wait (minutes). With many

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The start line and fields of an HTTP/1.x message as text, the bytes Beast's serializer
 // writes before the body: the client's requests from their parts, the dev agent's responses
 // from Beast messages.

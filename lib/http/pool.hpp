@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A bounded pool of keep-alive connections with a FIFO queue of waiting requests.
 #pragma once
 

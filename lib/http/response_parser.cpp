@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "http/response_parser.hpp"
 
 #include <boost/beast/core/string.hpp>

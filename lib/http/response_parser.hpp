@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // An HTTP response parser that keeps only what the client reads: the status, the body and
 // Consul's meta headers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Decisions of the lock acquire loop, without I/O: what a refused transaction means, how
 // long to wait after a lock-delay refusal, and whether an existing key may be used.
 #pragma once

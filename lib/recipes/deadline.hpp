@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs one asynchronous operation with a deadline.
 #pragma once
 

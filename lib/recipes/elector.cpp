@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // elector: campaign (a lock acquire), lead (the task raced against the lost signal and
 // resign requests), step down (release after the task returned), leader discovery.
 #include "consul/spawn.hpp"

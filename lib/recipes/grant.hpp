@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What every grant (lock lease, semaphore permit) shares: its session, fencing token and lost
 // state (the wait for loss is grant_loss_wait.hpp).
 #pragma once

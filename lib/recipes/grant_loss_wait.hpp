@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // async_wait_lost of a grant (lock lease, semaphore permit): a plain asynchronous operation,
 // one object and one timer, no coroutine.
 //

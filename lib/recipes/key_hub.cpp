@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // key_hub: the key's state as read by the shared query and written by local transactions,
 // and fair mode's contender keys.
 #include "recipes/key_hub.hpp"

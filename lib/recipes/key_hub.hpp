@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // key_hub: what every local user of one lock key shares: the key's latest known state, one
 // blocking query that keeps it fresh, and the queue of local waiters.
 //

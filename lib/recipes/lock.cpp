@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // lock: the acquire loop (one txn per attempt, waits on the key, lock-delay backoff),
 // try-acquire with one budget, and destroy.
 #include "consul/spawn.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // lock_lease: the lost signal (key watch, session loss, local deadline) and release.
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Releasing a lock key, with the direct handoff to the next local waiter.
 #include "consul/txn_call.hpp"
 #include "recipes/lock_release.hpp"

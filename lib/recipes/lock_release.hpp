@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Releasing a lock key: the bounded undo of an acquire, and a holder's release that hands
 // the key to the next local waiter in the same transaction.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // State of a lock object and of its leases.
 #pragma once
 

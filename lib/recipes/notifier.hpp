@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Wakes coroutines waiting for "something changed" (timers used as a condition variable).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // When to renew a session, and when it counts as lost: pure decisions, no I/O, no clock.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Adding local waiters to the holders in someone else's transaction, and leaving them.
 #include "consul/txn_call.hpp"
 #include "recipes/deadline.hpp"

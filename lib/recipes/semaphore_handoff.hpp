@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Adding local waiters to a semaphore's holders in someone else's transaction (the front
 // waiter's CAS, or a local holder's release), and taking a session out of the holders again.
 #pragma once

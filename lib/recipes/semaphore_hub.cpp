@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // semaphore_hub: the prefix's state as read by the shared list query and patched by local
 // transactions.
 #include "recipes/semaphore_hub.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // semaphore_hub: what every local user of one semaphore prefix shares: the prefix's latest
 // known state (`.lock` and the contender keys), one blocking list query that keeps it fresh,
 // and the FIFO queue of local waiters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What the prefix says about a semaphore: `.lock` decoded, checked and pruned.
 #include "recipes/semaphore_state.hpp"
 

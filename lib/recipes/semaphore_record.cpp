@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "recipes/semaphore_record.hpp"
 
 #include <boost/json/parse.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The semaphore's coordination record, `<prefix>/.lock`, as Consul's Go api.Semaphore
 // writes it: {"Limit":N,"Holders":{"<session>":true,...}}. Pure data, no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Releasing a permit, with the direct handoff to the next local waiter.
 #include "consul/txn_call.hpp"
 #include "recipes/deadline.hpp"

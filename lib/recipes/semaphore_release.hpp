@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Releasing a permit, handing its slot to the next local waiter in the same transaction.
 #pragma once
 

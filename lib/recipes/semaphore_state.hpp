@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // State of a semaphore object and of its permits, and what the prefix says about them.
 #pragma once
 

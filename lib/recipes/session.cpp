@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "consul/spawn.hpp"
 #include "recipes/deadline.hpp"
 #include "recipes/session_state.hpp"

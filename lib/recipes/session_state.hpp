@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The state shared by every handle of a session and by the grants it backs.
 #pragma once
 

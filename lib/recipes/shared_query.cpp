@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // shared_query: subscriptions, the query loop, and the registry of a client's hubs.
 #include "consul/client_impl.hpp"
 #include "recipes/deadline.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // shared_query: one blocking query shared by every local user of a key or prefix. The base
 // of the lock's key_hub and the semaphore's semaphore_hub, which add what they read and
 // their queues of waiters.

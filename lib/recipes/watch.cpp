@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "consul/spawn.hpp"
 #include "recipes/watch_policy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // When a watch sends its next blocking query, with which index, and what a reply means:
 // pure decisions, no I/O, no clock (the caller passes `now`).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A dev agent on a test-owned io_context, plus helpers the agent tests share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Blocking queries: wake-ups, timeouts, what does not wake them, and clients that leave.
 #include "agent_fixture.hpp"
 

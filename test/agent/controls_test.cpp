@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's private test controls, over HTTP and through the C++ API.
 #include "agent_fixture.hpp"
 

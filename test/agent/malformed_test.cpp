@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Malformed and abusive requests get Go's / Consul's answer and never hurt other
 // connections or the agent.
 #include "agent_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Session TTL expiry and lock-delay timing, with a short session_ttl_min and generous bounds.
 #include "agent_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Argument errors (the messages and exit status of `consul lock`), help texts, and a
 // Consul that cannot be reached.
 #include "cli/cli_fixture.hpp"

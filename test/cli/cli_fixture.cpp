@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "cli/cli_fixture.hpp"
 #include "support/child_process.hpp"
 #include "support/run.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Setup of the CLI tests: a dev agent on a thread of its own (or a real Consul, see
 // support/consul_server.hpp), the `conclave` executable run as separate processes, a
 // scratch directory, and a check after every test that nothing was left on the server (no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave elect` as separate processes against the dev agent: the leader runs the
 // command with its term's token, one child at a time across candidates, takeover after a
 // session loss, terms that end by themselves, signals, -once, -leader, argument errors.

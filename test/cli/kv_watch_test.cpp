@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave kv` and `conclave watch` as separate processes against the dev agent.
 #include "cli/cli_fixture.hpp"
 

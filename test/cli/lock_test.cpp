@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // `conclave lock` as a separate process against the dev agent: mutual exclusion, the
 // semaphore's limit, lock loss, signals, and nothing left behind.
 #include "cli/cli_fixture.hpp"

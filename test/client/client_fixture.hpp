@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Shared setup of the client integration tests: a backend (dev agent or external Consul),
 // a client on it, and helpers.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // What a failed operation tells its caller: with the default completion token, a
 // conclave::error whose text carries Consul's own words (or conclave's description).
 #include "client_fixture.hpp"

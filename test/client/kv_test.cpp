@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // KV endpoints against the backend (dev agent, or CONCLAVE_TEST_CONSUL_ADDR).
 #include "client_fixture.hpp"
 

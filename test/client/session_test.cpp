@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Session endpoints and session-bound locks against the backend.
 #include "client_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // /v1/txn, /v1/status/leader and /v1/agent/self against the backend.
 #include "client_fixture.hpp"
 

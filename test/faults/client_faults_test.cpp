@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client's error paths, driven by the backend's fault controls (the embedded agent's, or
 // the fault proxy's in front of a real Consul).
 #include "../client/client_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The fault-injecting proxy (test/support/fault_proxy.hpp) against the embedded dev agent:
 // faithful forwarding, the agent's endpoint counters, injected errors and disconnects, held
 // responses, blocking queries, and stopping with requests in flight.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A tiny HTTP server for fault tests: each request is answered by a test-supplied
 // function that says what bytes to send back, whether to close, or to hang. It listens on
 // TCP, on a unix socket, or on TCP with TLS.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Throwaway PKI for TLS tests, generated in-process with OpenSSL's C API: nothing is
 // committed, no `openssl` command is run. Every instance has its own temporary directory.
 #pragma once

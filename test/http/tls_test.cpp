@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client over TLS against a scripted TLS server with a throwaway PKI: server
 // verification (CA file, CA directory, host name, SNI), verify = false, mutual TLS,
 // keep-alive and stale connections, handshake timeouts, unusable TLS files, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client's HTTP behaviour against scripted servers: status mapping, diagnostics,
 // broken connections, stale keep-alive retries, timeouts, pool limits, cancellation.
 #include "scripted_server.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // detail::txn_call, the recipes' way to send a transaction: its deadline and cancellation.
 #include "consul/txn_call.hpp"
 #include "scripted_server.hpp"

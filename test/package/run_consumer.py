@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
 """Builds test/package/consumer against conclave one way and runs it against a dev agent.
 
 usage: run_consumer.py --link package|pkgconfig|subdirectory|fetchcontent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::elector: leading, losing, resigning, stepping down on cancellation, leader
 // discovery and the observe() stream.
 #include "recipes_fixture.hpp"

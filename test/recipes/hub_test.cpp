@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Herd-free waiting: local waiters on one key share one blocking query, wait in arrival
 // order, and a local release hands the key to the next waiter in its own transaction.
 // Proven by counting the requests the agent served.

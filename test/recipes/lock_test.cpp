@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::lock: acquire/release, fencing tokens, contention, conflicts, loss detection,
 // lock-delay, cancellation, and interop with Go api.Lock's key layout.
 #include "recipes_fixture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Setup of the recipe tests: a dev agent with a short minimum TTL, a client, and a check
 // after every test that nothing leaked (no session, no key under the test's prefix).
 #pragma once

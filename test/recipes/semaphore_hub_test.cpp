@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Herd-free semaphore waiting: local waiters on one prefix share one blocking query, wait in
 // arrival order, free slots are filled by one CAS, and a local release hands its slot to the
 // next waiter in its own transaction. Proven by counting the requests the agent served.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::semaphore: Go api.Semaphore layout, limits, pruning, conflicts, cleanup.
 #include "recipes_fixture.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::session: creation, renewal, the local deadline, loss, cancellation, cleanup.
 #include "recipes_fixture.hpp"
 

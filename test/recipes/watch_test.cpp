@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave::watch: first snapshot, wake-ups, coalescing, key / prefix / keys targets,
 // index resets, retried failures, cancellation.
 #include "recipes_fixture.hpp"

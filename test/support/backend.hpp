@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The Consul the tests talk to: an embedded dev agent by default; a real Consul started for
 // the test when CONCLAVE_TEST_CONSUL_BIN (dev agent) or CONCLAVE_TEST_CONSUL_CLUSTER (three
 // servers) names its executable; or the server CONCLAVE_TEST_CONSUL_ADDR names.

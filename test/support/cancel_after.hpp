@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A cancellation signal that a timer emits after a delay, safe to outlive the operation.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Starting the processes tests run (the conclave CLI, a real Consul) so that none outlives
 // the test that started it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "support/child_process.hpp"
 #include "support/consul_server.hpp"
 

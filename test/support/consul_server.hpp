@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A real Consul, started by a test: one `consul agent -dev` or an N-server cluster on
 // loopback, on ports nobody else uses, torn down with the test.
 //

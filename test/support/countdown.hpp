@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Awaitable events for tests: wait for N events, or for "something changed", without polling.
 #pragma once
 

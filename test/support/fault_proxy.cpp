@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 #include "support/fault_proxy.hpp"
 
 // The dev agent's own URL helpers, so that paths, queries and endpoint names are read

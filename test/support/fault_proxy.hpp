@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A fault-injecting HTTP/1.1 proxy for tests: it sits between a client and any Consul (the
 // embedded dev agent or a real one) and offers the dev agent's private controls there:
 // request statistics, injected errors and disconnects, and responses held back on demand.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A tiny coroutine HTTP/1.1 client for the dev agent tests (the library's client is not
 // used here on purpose: these tests pin the wire behaviour). Beast stays in the .cpp.
 #pragma once

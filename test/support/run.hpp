@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Runs a coroutine on an io_context until it finishes, with a hard limit.
 #pragma once
 

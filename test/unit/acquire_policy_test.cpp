@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The lock acquire decisions: refusal classes, key verdicts, lock-delay backoff.
 #include "recipes/acquire_policy.hpp"
 

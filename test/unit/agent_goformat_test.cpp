@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Sans-I/O pieces of the dev agent that reproduce Go's wire behaviour: encoding/json
 // errors and output, strconv/base64/UUID error texts, net/url and net/http helpers.
 #include "dev/blocking.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's state store and watch trees, without sockets or real time.
 #include "dev/goutil.hpp"
 #include "dev/radix.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's answers in Go's bytes (json.MarshalIndent of Consul's structs: field order,
 // HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
 // Beast's message with conclave::detail::http::append_head.

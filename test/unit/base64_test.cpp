@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Standard padded base64 (KV values in Consul's JSON).
 #include "codec/base64.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // client_config: CONSUL_HTTP_ADDR parsing, the Consul CLI's environment variables, and
 // describe_address().
 #include <conclave/config.hpp>

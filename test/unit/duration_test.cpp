@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // Go duration strings: parse_go_duration (time.ParseDuration), format_go_duration
 // (Duration.String) and format_wait (the Go api client's ?wait= form).
 #include "codec/duration.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // conclave's error codes: category, messages, HTTP status mapping and retryability.
 #include <conclave/error.hpp>
 

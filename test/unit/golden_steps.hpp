@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The steps of the golden transcripts (requests and real Consul 1.8 answers), for the unit
 // tests of the reply parsers and the agent's request decoding.
 #pragma once

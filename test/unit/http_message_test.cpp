@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client's HTTP messages without sockets: the request head bytes, and what the
 // response parser keeps (status, body, Consul's meta headers, keep-alive) however the
 // bytes arrive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // JSON shapes of Consul's KV pairs, sessions and transaction operations, and the named
 // constructors of txn_op.
 #include "codec/json.hpp"

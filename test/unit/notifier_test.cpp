@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The notifier: waking, deadlines, cancellation, and wait_any's single timer listening
 // to two notifiers. An io_context and timers only: no sockets.
 #include "recipes/notifier.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The renew schedule and local deadline of a session, without clocks or sockets.
 #include "recipes/renew_policy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The client's reply decoders (codec::parse_kv_entries, codec::parse_txn_reply): the answers
 // Consul sends, indented (dev mode) or compact, and every odd or broken body, with the
 // verdict and the structs each one must give.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The semaphore's .lock record: Go's JSON both ways, pruning, key joining.
 #include "recipes/semaphore_record.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The txn request body written as text matches Boost.JSON's serialization of the same ops.
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The dev agent's /v1/txn body decoding (gojson::decode_first + decode_ops, which follow
 // Go's json.Decoder into api.TxnOps): the bodies clients send, and every unusual one, with
 // the operations or Go's error text each gives.

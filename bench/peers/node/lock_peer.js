@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The contend loop written with the npm `consul` client, run by conclave-bench as a peer on
 // the same agent.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The few Asio headers public headers need: executors, completion tokens, type erasure.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // A program must compile Asio and Beast the way conclave was built: header-only (Asio's
 // default) or separately (BOOST_ASIO_SEPARATE_COMPILATION, BOOST_BEAST_SEPARATE_COMPILATION,
 // CMake option CONCLAVE_ASIO_SEPARATE_COMPILATION). Mixed, the two halves of the program

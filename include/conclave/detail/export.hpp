@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // CONCLAVE_DECL marks the library's API: a shared libconclave exports that and nothing else
 // (it is built with hidden visibility), so its internals cannot clash with the program's.
 #pragma once

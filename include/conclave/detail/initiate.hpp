@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // The one way conclave's public async_* templates start an operation.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSL-1.0
 // class dev::agent: an embedded, in-memory, single-node server speaking the subset of
 // Consul's HTTP API that conclave uses, with Consul's semantics. For tests, demos and
 // benchmarks; not a Consul replacement.
