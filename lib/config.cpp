@@ -21,10 +21,6 @@ std::string client_config::describe_address() const {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) {
-    return s.substr(0, p.size()) == p;
-}
-
 // Go's strconv.ParseBool.
 std::optional<bool> parse_bool(std::string_view s) {
     if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True")
@@ -43,7 +39,7 @@ std::optional<bool> parse_bool(std::string_view s) {
 std::string apply_http_addr(client_config& cfg, std::string_view address) {
     std::string_view rest = address;
     std::optional<bool> https;
-    if (starts_with(rest, "unix://")) {
+    if (rest.starts_with("unix://")) {
         rest.remove_prefix(7);
         if (rest.empty())
             return "unix socket address has no path";
@@ -51,10 +47,10 @@ std::string apply_http_addr(client_config& cfg, std::string_view address) {
         cfg.unix_path = std::string(rest);
         return {};
     }
-    if (starts_with(rest, "https://")) {
+    if (rest.starts_with("https://")) {
         https = true;
         rest.remove_prefix(8);
-    } else if (starts_with(rest, "http://")) {
+    } else if (rest.starts_with("http://")) {
         https = false;
         rest.remove_prefix(7);
     } else if (rest.find("://") != std::string_view::npos) {

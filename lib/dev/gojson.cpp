@@ -2,6 +2,7 @@
 #include "dev/gojson.hpp"
 #include "dev/goutil.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value.hpp>
 
@@ -435,7 +436,7 @@ std::string type_error(std::string_view what, std::string_view struct_name,
 const value* find_field(const value& object, std::string_view name) {
     const value* found = nullptr;
     for (const auto& [key, v] : object.members)
-        if (key == name || ascii_iequals(key, name))
+        if (key == name || boost::beast::iequals(key, name))
             found = &v;
     return found;
 }

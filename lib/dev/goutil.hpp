@@ -49,9 +49,6 @@ bool canonical_uuid_key(std::string_view s, char (&out)[16]);
 /// Lower-case ASCII copy.
 std::string ascii_lower(std::string_view s);
 
-/// ASCII case-insensitive equality.
-bool ascii_iequals(std::string_view a, std::string_view b);
-
 /// The length of the valid UTF-8 sequence at s[i] (1 to 4), or 0 where Go's
 /// utf8.DecodeRuneInString reads U+FFFD from a single byte.
 std::size_t utf8_width(std::string_view s, std::size_t i);

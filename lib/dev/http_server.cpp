@@ -35,10 +35,6 @@ constexpr auto io_timeout = 60s;
 
 constexpr auto use = asio::as_tuple(asio::use_awaitable);
 
-bool starts_with(std::string_view s, std::string_view p) {
-    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
 // Go's answer to a request it cannot parse.
 std::string raw_error(std::string_view status, std::string_view detail = {}) {
     std::string body(status);
@@ -236,7 +232,7 @@ bool make_request(const http::request_parser<http::string_body>& parser, http_re
     req.method = std::string(h.method_string());
     // Views into the parser's copy: only the decoded path and the raw query are kept.
     std::string_view target(h.target().data(), h.target().size());
-    if (starts_with(target, "http://") || starts_with(target, "https://")) {
+    if (target.starts_with("http://") || target.starts_with("https://")) {
         target.remove_prefix(target.find("//") + 2);
         const auto slash = target.find_first_of("/?");
         target = slash == std::string_view::npos ? std::string_view{} : target.substr(slash);
@@ -264,7 +260,7 @@ bool make_request(const http::request_parser<http::string_body>& parser, http_re
 // Requests whose body Consul refuses by its Content-Length without reading it.
 std::int64_t early_limit(const agent_impl& a, const http_request& req) {
     const auto kv = static_cast<std::int64_t>(a.cfg.kv_max_value_size);
-    if (req.method == "PUT" && starts_with(req.path, "/v1/kv/"))
+    if (req.method == "PUT" && req.path.starts_with("/v1/kv/"))
         return kv;
     if (req.method == "PUT" && req.path == "/v1/txn")
         return std::max<std::int64_t>(524288, kv);

@@ -35,10 +35,6 @@ struct radix_tree::node {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) {
-    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
 std::size_t common_prefix(std::string_view a, std::string_view b) {
     std::size_t i = 0;
     while (i < a.size() && i < b.size() && a[i] == b[i])
@@ -164,7 +160,7 @@ radix_tree::del_result radix_tree::erase_at(node& n, bool is_root, std::string_v
         return del_result::changed;
     }
     node* child = n.edge(static_cast<unsigned char>(search[0]));
-    if (child == nullptr || !starts_with(search, child->prefix))
+    if (child == nullptr || !search.starts_with(child->prefix))
         return del_result::not_found;
     if (erase_at(*child, false, search.substr(child->prefix.size())) == del_result::not_found)
         return del_result::not_found;
@@ -193,7 +189,7 @@ radix_tree::del_result radix_tree::erase_prefix_at(node& n, bool is_root, std::s
     }
     node* child = n.edge(static_cast<unsigned char>(search[0]));
     if (child == nullptr ||
-        (!starts_with(child->prefix, search) && !starts_with(search, child->prefix)))
+        (!child->prefix.starts_with(search) && !search.starts_with(child->prefix)))
         return del_result::not_found;
     const std::string_view rest = child->prefix.size() > search.size()
                                       ? std::string_view{}
@@ -231,7 +227,7 @@ std::uint64_t radix_tree::watch_key(std::string_view key) const {
             break;
         watch = child->ch;
         n = child;
-        if (!starts_with(search, n->prefix))
+        if (!search.starts_with(n->prefix))
             break;
         search.remove_prefix(n->prefix.size());
     }
@@ -249,7 +245,7 @@ std::uint64_t radix_tree::watch_prefix(std::string_view prefix) const {
         if (child == nullptr)
             return watch;
         watch = child->ch;
-        if (!starts_with(search, child->prefix))
+        if (!search.starts_with(child->prefix))
             return watch;
         search.remove_prefix(child->prefix.size());
         n = child;

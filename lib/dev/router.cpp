@@ -60,15 +60,11 @@ constexpr std::array<route, 17> routes{{
     {"/v1/_conclave/", "GET,PUT", route_id::controls},
 }};
 
-bool starts_with(std::string_view s, std::string_view p) {
-    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
 const route* find_route(std::string_view path) {
     const route* best = nullptr;
     for (const auto& r : routes) {
         if (r.pattern.back() == '/') {
-            if (starts_with(path, r.pattern) &&
+            if (path.starts_with(r.pattern) &&
                 (best == nullptr || r.pattern.size() > best->pattern.size()))
                 best = &r;
         } else if (path == r.pattern) {
@@ -82,7 +78,7 @@ const route* find_route(std::string_view path) {
 bool is_pattern_with_slash(std::string_view path) {
     for (const auto& r : routes)
         if (r.pattern.size() == path.size() + 1 && r.pattern.back() == '/' &&
-            starts_with(r.pattern, path))
+            r.pattern.starts_with(path))
             return true;
     return false;
 }
@@ -201,7 +197,7 @@ http_response call_sync(agent_impl& a, const route& r, const http_request& req) 
 std::optional<http_response> dispatch_now(agent_impl& a, const http_request& req) {
     ++a.counters.requests;
 
-    if (!starts_with(req.path, "/v1/_conclave/")) {
+    if (!req.path.starts_with("/v1/_conclave/")) {
         if (const injection* inj = a.take_injection(req.path)) {
             ++a.counters.by_endpoint[req.method + " (injected)"];
             http_response r;

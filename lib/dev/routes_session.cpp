@@ -6,6 +6,7 @@
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -106,9 +107,9 @@ void decode_service_checks(const gojson::value& v, std::optional<std::vector<ser
         service_check c;
         if (item.k == kind::object) {
             for (const auto& [key, field] : item.members) {
-                if (ascii_iequals(key, "ID"))
+                if (boost::beast::iequals(key, "ID"))
                     decode_string(field, c.id, "ServiceCheck", "ServiceChecks.ID", "string", errs);
-                else if (ascii_iequals(key, "Namespace"))
+                else if (boost::beast::iequals(key, "Namespace"))
                     decode_string(field, c.ns, "ServiceCheck", "ServiceChecks.Namespace", "string",
                                   errs);
             }
@@ -154,7 +155,7 @@ std::string decode_session(const gojson::value& v, session_body& s) {
                 name = n;
         if (name.empty())
             for (const auto n : names)
-                if (name.empty() && ascii_iequals(key, n))
+                if (name.empty() && boost::beast::iequals(key, n))
                     name = n;
         if (name == "LockDelay") {
             lock_delay = field.is_null() ? nullptr : &field;

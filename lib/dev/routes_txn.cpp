@@ -6,6 +6,7 @@
 #include "dev/goutil.hpp"
 #include "dev/routes.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
@@ -36,7 +37,7 @@ std::string_view match(std::string_view key, std::initializer_list<std::string_v
         if (key == n)
             return n;
     for (const auto n : names)
-        if (ascii_iequals(key, n))
+        if (boost::beast::iequals(key, n))
             return n;
     return {};
 }

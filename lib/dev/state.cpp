@@ -10,10 +10,6 @@ namespace conclave::dev::detail {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) {
-    return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
-
 // structs.DirEntry.Equal
 bool same_entry(const kv_entry& a, const kv_entry& b) {
     return a.lock_index == b.lock_index && a.key == b.key && a.flags == b.flags &&
@@ -212,7 +208,7 @@ void store::tomb_set(const std::string& key, std::uint64_t idx) {
 std::uint64_t store::graveyard_max(std::string_view prefix) const {
     std::uint64_t max = 0;
     for (auto it = tombstones_.lower_bound(prefix);
-         it != tombstones_.end() && starts_with(it->first, prefix); ++it)
+         it != tombstones_.end() && it->first.starts_with(prefix); ++it)
         max = std::max(max, it->second);
     return max;
 }
@@ -238,7 +234,7 @@ store::kv_list_result store::kv_list(std::string_view prefix, watch_set* ws) con
     if (ws)
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
-    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && starts_with(it->first, prefix);
+    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && it->first.starts_with(prefix);
          ++it) {
         r.entries.push_back(&it->second);
         lindex = std::max(lindex, it->second.modify_index);
@@ -259,7 +255,7 @@ store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view s
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
     std::string last;
-    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && starts_with(it->first, prefix);
+    for (auto it = kvs_.lower_bound(prefix); it != kvs_.end() && it->first.starts_with(prefix);
          ++it) {
         const kv_entry& e = it->second;
         lindex = std::max(lindex, e.modify_index);
@@ -399,10 +395,10 @@ bool store::kvs_delete_cas(std::uint64_t idx, std::uint64_t cas, const std::stri
 
 void store::kvs_delete_tree(std::uint64_t idx, const std::string& prefix) {
     auto first = kvs_.lower_bound(prefix);
-    if (first == kvs_.end() || !starts_with(first->first, prefix))
+    if (first == kvs_.end() || !first->first.starts_with(prefix))
         return;
     std::vector<std::string> doomed;
-    for (auto it = first; it != kvs_.end() && starts_with(it->first, prefix); ++it)
+    for (auto it = first; it != kvs_.end() && it->first.starts_with(prefix); ++it)
         doomed.push_back(it->first);
     for (const auto& key : doomed) {
         auto it = kvs_.find(key);
@@ -526,7 +522,7 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
         return txn_result_entry{it->second, true};
     }
     case kv_op::get_tree: {
-        for (auto it = kvs_.lower_bound(key); it != kvs_.end() && starts_with(it->first, key); ++it)
+        for (auto it = kvs_.lower_bound(key); it != kvs_.end() && it->first.starts_with(key); ++it)
             tree_out.push_back({it->second, true});
         return std::nullopt;
     }

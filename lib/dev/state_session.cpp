@@ -3,6 +3,8 @@
 #include "dev/goutil.hpp"
 #include "dev/state.hpp"
 
+#include <boost/beast/core/string.hpp>
+
 #include <algorithm>
 
 namespace conclave::dev::detail {
@@ -123,7 +125,7 @@ store::session_list_result store::node_sessions(std::string_view node, watch_set
     if (ws)
         ws->push_back(session_node_tree_.watch_prefix(prefix));
     for (const auto& [key, s] : sessions_)
-        if (ascii_iequals(s.node, node))
+        if (boost::beast::iequals(s.node, node))
             r.sessions.push_back(&s);
     return r;
 }
@@ -200,7 +202,7 @@ void store::invalidate_check(std::uint64_t idx, const std::string& node, const s
                              steady_time now) {
     std::vector<std::string> doomed;
     for (const auto& [key, s] : sessions_) {
-        if (!ascii_iequals(s.node, node))
+        if (!boost::beast::iequals(s.node, node))
             continue;
         const auto ids = s.check_ids();
         if (std::find(ids.begin(), ids.end(), check) != ids.end())
@@ -261,7 +263,7 @@ std::string store::catalog_register(register_request r, steady_time now) {
         return "Missing node registration";
     // Validate the checks before changing anything (the memdb transaction is all-or-nothing).
     for (const auto& c : r.checks) {
-        if (!ascii_iequals(c.node, r.node))
+        if (!boost::beast::iequals(c.node, r.node))
             return "Missing node registration";
         if (c.service_id.empty())
             continue;
@@ -361,7 +363,7 @@ std::string store::catalog_deregister(std::string_view node, std::string_view se
             drop_check(cid);
         std::vector<std::string> sessions;
         for (const auto& [key, s] : sessions_)
-            if (ascii_iequals(s.node, name))
+            if (boost::beast::iequals(s.node, name))
                 sessions.push_back(key);
         for (const auto& key : sessions)
             delete_session(idx, key, now);

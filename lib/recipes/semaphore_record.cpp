@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "recipes/semaphore_record.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -14,18 +15,11 @@ namespace json = boost::json;
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
 const json::value* find_ci(const json::object& o, std::string_view name) {
     if (auto* exact = o.if_contains(name))
         return exact;
     for (const auto& kv : o)
-        if (iequals(kv.key(), name))
+        if (boost::beast::iequals(kv.key(), name))
             return &kv.value();
     return nullptr;
 }

@@ -41,10 +41,6 @@ constexpr std::uint64_t request_body_limit = 8u << 20;
 constexpr std::uint64_t response_body_limit = 64u << 20;
 constexpr std::uint32_t header_limit = 1u << 20; // Go's http.DefaultMaxHeaderBytes
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 // The dev agent's route patterns (lib/dev/router.cpp); a trailing '/' marks a subtree.
 constexpr std::string_view route_patterns[] = {
     "/v1/kv/",
@@ -76,7 +72,7 @@ std::string endpoint_name(std::string_view method, std::string_view path) {
                 best = p;
                 break;
             }
-            if (p.back() == '/' && starts_with(path, p) && p.size() > best.size())
+            if (p.back() == '/' && path.starts_with(p) && p.size() > best.size())
                 best = p;
         }
     }
@@ -133,7 +129,7 @@ struct fault_proxy::state {
 
     std::optional<injection> take_injection(std::string_view path) {
         for (auto it = injections.begin(); it != injections.end(); ++it) {
-            if (!starts_with(path, it->prefix))
+            if (!path.starts_with(it->prefix))
                 continue;
             injection inj = *it;
             if (--it->remaining == 0)
@@ -302,7 +298,7 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
                 break;
         }
 
-        if (st.hold_prefix && starts_with(path, *st.hold_prefix)) {
+        if (st.hold_prefix && path.starts_with(*st.hold_prefix)) {
             c.released = false;
             st.held.push_back(self);
             st.held_event.cancel();
