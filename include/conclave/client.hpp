@@ -178,19 +178,18 @@ private:
     template <class T, class Impl, class Token, class... Args>
     auto initiate(Impl impl, Token& token, Args&&... args) {
         auto start = [this, impl](detail::diagnostics_route* route, handler<T> h, auto&&... a) {
-            if (route)
-                (route_diagnostics(a, *route), ...);
+            (route_diagnostics(a, route), ...);
             (this->*impl)(std::forward<decltype(a)>(a)..., std::move(h));
         };
         return detail::initiate_with<void(error_code, T)>(token, std::move(start),
                                                           std::forward<Args>(args)...);
     }
     template <class Options>
-    static void route_diagnostics(Options& o, detail::diagnostics_route& route) {
+    static void route_diagnostics(Options& o, detail::diagnostics_route* route) {
         if constexpr (requires { o.diag; })
-            o.diag = route.use(o.diag);
+            o.diag = detail::diagnostics_route::target(route, o.diag);
         else if constexpr (requires { o.query.diag; })
-            o.query.diag = route.use(o.query.diag);
+            o.query.diag = detail::diagnostics_route::target(route, o.query.diag);
     }
 
     void kv_get_impl(std::string, query_options, handler<kv_get_result>);

@@ -30,7 +30,7 @@ struct leader_info {
     bool operator==(const leader_info&) const = default;
 };
 
-struct CONCLAVE_DECL elector_options {
+struct elector_options {
     elector_options() = default;
 
     /// Published in the key while this process leads (Go: LockOptions.Value).
@@ -64,7 +64,7 @@ struct CONCLAVE_DECL elector_options {
 };
 
 /// What the leader task gets: the grant it leads under.
-class CONCLAVE_DECL leadership {
+class leadership {
 public:
     explicit leadership(lock_lease l)
         : lease_(std::move(l)) {}

@@ -36,7 +36,7 @@ struct CONCLAVE_DECL fencing_token {
     std::string to_string() const;
 };
 
-struct CONCLAVE_DECL lock_options {
+struct lock_options {
     lock_options() = default;
 
     /// Stored in the key while held and kept on release (Go: LockOptions.Value).

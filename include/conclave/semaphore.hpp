@@ -20,7 +20,7 @@ struct permit_state;
 struct permit_factory;
 } // namespace detail
 
-struct CONCLAVE_DECL semaphore_options {
+struct semaphore_options {
     semaphore_options() = default;
 
     /// Stored in this process's contender key (Go: SemaphoreOptions.Value).

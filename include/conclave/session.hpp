@@ -20,7 +20,7 @@ struct session_state;
 
 /// How a recipe session is created and kept. Not an aggregate (see types.hpp): set fields
 /// with the with_* calls.
-struct CONCLAVE_DECL session_config {
+struct session_config {
     session_config() = default;
 
     std::string name = "conclave";

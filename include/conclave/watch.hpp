@@ -42,7 +42,7 @@ private:
 };
 
 /// How a watch queries Consul. Not an aggregate (see types.hpp): set fields with with_*.
-struct CONCLAVE_DECL watch_options {
+struct watch_options {
     watch_options() = default;
 
     /// Blocking wait of each query (Consul caps it at 10 min and adds up to wait/16).

@@ -50,13 +50,15 @@ struct diagnostics_route {
     diagnostics own;
     const diagnostics* from = &own;
 
-    /// The object the operation should fill, given the caller's (possibly null).
-    diagnostics* use(diagnostics* callers) {
-        if (callers) {
-            from = callers;
+    /// The object an operation should fill, given the caller's (possibly null): the
+    /// caller's when there is one, else the route's own. Without a route (a token other
+    /// than with_diagnostics), the caller's.
+    static diagnostics* target(diagnostics_route* route, diagnostics* callers) {
+        if (!route)
             return callers;
-        }
-        return &own;
+        if (callers)
+            route->from = callers;
+        return callers ? callers : &route->own;
     }
 };
 

@@ -374,8 +374,7 @@ void semaphore::acquire_impl(state_ptr sem, session_ptr s, diagnostics* diag,
                              detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
     require(s, "semaphore acquire with an empty conclave::session");
-    if (route)
-        diag = route->use(diag);
+    diag = detail::diagnostics_route::target(route, diag);
     auto ex = sem->consul.get_executor();
     detail::spawn_op(ex, acquire(std::move(sem), std::move(s), diag), std::move(h));
 }

@@ -151,7 +151,7 @@ session_state::~session_state() {
 void session::create_impl(client c, session_config cfg, detail::diagnostics_route* route,
                           asio::any_completion_handler<void(error_code, session)> h) {
     auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
-    auto* diag = route ? route->use(nullptr) : nullptr;
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make, diag), std::move(h));
 }
 

@@ -162,7 +162,7 @@ void watch::next_impl(state_ptr s, detail::diagnostics_route* route,
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "async_next on a moved-from conclave::watch");
     auto ex = s->consul.get_executor();
-    auto* diag = route ? route->use(s->opts.diag) : s->opts.diag;
+    auto* diag = detail::diagnostics_route::target(route, s->opts.diag);
     detail::spawn_op(ex, next(std::move(s), diag), std::move(h));
 }
 
