@@ -12,8 +12,7 @@ install(TARGETS conclave EXPORT conclave-targets
             NAMELINK_COMPONENT conclave
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT conclave)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/conclave
-    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT conclave
-    PATTERN dev EXCLUDE)
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT conclave)
 install(EXPORT conclave-targets NAMESPACE conclave:: DESTINATION ${conclave_cmake_dir}
     COMPONENT conclave)
 
@@ -23,7 +22,7 @@ if(CONCLAVE_BUILD_DEVAGENT)
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT devagent
                 NAMELINK_COMPONENT devagent
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT devagent)
-    install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/conclave/dev
+    install(DIRECTORY ${PROJECT_SOURCE_DIR}/devagent/include/conclave/dev
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/conclave COMPONENT devagent)
     install(EXPORT conclave-devagent-targets NAMESPACE conclave:: DESTINATION ${conclave_cmake_dir}
         COMPONENT devagent)
@@ -49,6 +48,12 @@ endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/conclave.pc.in ${PROJECT_BINARY_DIR}/conclave.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/conclave.pc DESTINATION ${conclave_pc_dir}
     COMPONENT conclave)
+if(CONCLAVE_BUILD_DEVAGENT)
+    configure_file(${CMAKE_CURRENT_LIST_DIR}/conclave-devagent.pc.in
+        ${PROJECT_BINARY_DIR}/conclave-devagent.pc @ONLY)
+    install(FILES ${PROJECT_BINARY_DIR}/conclave-devagent.pc DESTINATION ${conclave_pc_dir}
+        COMPONENT devagent)
+endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR}
     COMPONENT conclave)

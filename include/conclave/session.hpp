@@ -18,8 +18,8 @@ namespace detail {
 struct session_state;
 }
 
-/// How a recipe session is created and kept. Not an aggregate (see types.hpp): set fields
-/// with the with_* calls.
+/// How a recipe session is created and kept. Not an aggregate (see conclave/consul/request.hpp):
+/// set fields with the with_* calls.
 struct session_config {
     session_config() = default;
 

@@ -41,7 +41,8 @@ private:
     std::string separator_;
 };
 
-/// How a watch queries Consul. Not an aggregate (see types.hpp): set fields with with_*.
+/// How a watch queries Consul. Not an aggregate (see conclave/consul/request.hpp): set fields with
+/// with_*.
 struct watch_options {
     watch_options() = default;
 

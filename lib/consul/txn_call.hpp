@@ -3,8 +3,8 @@
 #pragma once
 
 #include <conclave/client.hpp>
+#include <conclave/consul/txn.hpp>
 #include <conclave/error.hpp>
-#include <conclave/types.hpp>
 
 #include <boost/asio/awaitable.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "http/connection.hpp"
-#include "http/message_head.hpp"
+#include "http/request.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

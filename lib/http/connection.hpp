@@ -2,7 +2,7 @@
 // One HTTP/1.1 connection to Consul over TCP, TLS or a unix socket.
 #pragma once
 
-#include "http/message_head.hpp"
+#include "http/request.hpp"
 #include "http/response_parser.hpp"
 
 #include <conclave/config.hpp>

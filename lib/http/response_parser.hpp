@@ -8,8 +8,8 @@
 // chunked bodies, keep-alive, the body limit); only the container is skipped.
 #pragma once
 
+#include <conclave/consul/request.hpp>
 #include <conclave/error.hpp>
-#include <conclave/types.hpp>
 
 #include <boost/beast/http/basic_parser.hpp>
 

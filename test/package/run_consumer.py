@@ -88,6 +88,13 @@ def main():
         sys.stderr.write(out.stderr)
         if out.returncode != 0 or "lock held and released" not in out.stdout:
             sys.exit("consumer failed (exit %d)" % out.returncode)
+        # A user's test on the dev agent component: it starts the agent itself.
+        out = subprocess.run([os.path.join(build, "with_devagent")], env=env, text=True,
+                             capture_output=True, timeout=60)
+        sys.stdout.write(out.stdout)
+        sys.stderr.write(out.stderr)
+        if out.returncode != 0 or "lock held and released" not in out.stdout:
+            sys.exit("with_devagent failed (exit %d)" % out.returncode)
         if a.shared:
             # A shared build exports conclave's API (its internals are hidden).
             libs = [os.path.join(root, f) for root, _, files in os.walk(build) for f in files
@@ -100,6 +107,15 @@ def main():
                   "conclave::detail functions among them:", len(internal))
             if not any("conclave::client::client" in l for l in exported.splitlines()):
                 sys.exit("libconclave.so does not export conclave::client")
+            # The dev agent is a library of its own, never part of the client's.
+            agent_libs = [os.path.join(root, f) for root, _, files in os.walk(build)
+                          for f in files if f.startswith("libconclave_devagent.so")]
+            needed = subprocess.run(["readelf", "-d", agent_libs[0]], capture_output=True,
+                                    text=True, check=True).stdout
+            if "libconclave.so" in needed:
+                sys.exit("libconclave_devagent.so depends on libconclave.so")
+            if "conclave::dev::" in exported:
+                sys.exit("libconclave.so holds dev agent symbols")
     finally:
         agent.terminate()
         agent.wait(timeout=10)

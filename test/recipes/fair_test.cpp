@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Fair mode: waiters of several processes (here: several clients, each with its own hub,
 // as separate processes would have) are served in arrival order via contender keys.
-#include "recipes/key_hub.hpp"
+#include "recipes/lock/key_hub.hpp"
 #include "recipes_fixture.hpp"
 
 #include <conclave/lock.hpp>

@@ -3,7 +3,7 @@
 
 // The dev agent's own URL helpers, so that paths, queries and endpoint names are read
 // exactly as the agent reads them (decoded path, Go's query parsing and path cleaning).
-#include "dev/http_types.hpp"
+#include "devagent/src/http_types.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The lock acquire decisions: refusal classes, key verdicts, lock-delay backoff.
-#include "recipes/acquire_policy.hpp"
+#include "recipes/common/acquire_policy.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's state store and watch trees, without sockets or real time.
-#include "dev/goutil.hpp"
-#include "dev/radix.hpp"
-#include "dev/state.hpp"
+#include "devagent/src/goutil.hpp"
+#include "devagent/src/radix.hpp"
+#include "devagent/src/state.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's answers in Go's bytes (json.MarshalIndent of Consul's structs: field order,
 // HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
-// Beast's message with conclave::detail::http::append_head.
+// Beast's message with conclave::dev::detail::append_beast_response_head.
 #include "codec/json.hpp"
-#include "dev/gojson.hpp"
-#include "dev/http_server.hpp"
-#include "dev/http_types.hpp"
-#include "dev/routes.hpp"
-#include "http/message_head.hpp"
+#include "devagent/src/beast_response_head.hpp"
+#include "devagent/src/gojson.hpp"
+#include "devagent/src/http_server.hpp"
+#include "devagent/src/http_types.hpp"
+#include "devagent/src/routes.hpp"
 
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -101,7 +101,7 @@ std::string beast_head(const http_response& r, bool head, bool keep_alive, bool 
     if (http10_keep_alive)
         res.set(http::field::connection, "keep-alive");
     std::string out;
-    conclave::detail::http::append_head(out, res);
+    conclave::dev::detail::append_beast_response_head(out, res);
     return out;
 }
 

@@ -2,7 +2,7 @@
 // The client's HTTP messages without sockets: the request head bytes, and what the
 // response parser keeps (status, body, Consul's meta headers, keep-alive) however the
 // bytes arrive.
-#include "http/message_head.hpp"
+#include "http/request.hpp"
 #include "http/response_parser.hpp"
 
 #include <boost/asio/buffer.hpp>

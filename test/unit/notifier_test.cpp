@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The notifier: waking, deadlines, cancellation, and wait_any's single timer listening
 // to two notifiers. An io_context and timers only: no sockets.
-#include "recipes/notifier.hpp"
+#include "recipes/common/notifier.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

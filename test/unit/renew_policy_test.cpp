@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The renew schedule and local deadline of a session, without clocks or sockets.
-#include "recipes/renew_policy.hpp"
+#include "recipes/session/renew_policy.hpp"
 
 #include <catch2/catch.hpp>
 

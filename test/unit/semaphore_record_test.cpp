@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The semaphore's .lock record: Go's JSON both ways, pruning, key joining.
-#include "recipes/semaphore_record.hpp"
+#include "recipes/semaphore/semaphore_record.hpp"
 
 #include <catch2/catch.hpp>
 

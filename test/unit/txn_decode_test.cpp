@@ -4,9 +4,9 @@
 // the operations or Go's error text each gives.
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
-#include "dev/gojson.hpp"
-#include "dev/goutil.hpp"
-#include "dev/routes.hpp"
+#include "devagent/src/gojson.hpp"
+#include "devagent/src/goutil.hpp"
+#include "devagent/src/routes.hpp"
 #include "golden_steps.hpp"
 
 #include <conclave/types.hpp>

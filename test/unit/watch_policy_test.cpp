@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // The blocking-query loop of a watch: index rules and pacing, without clocks or sockets.
-#include "recipes/watch_policy.hpp"
+#include "recipes/watch/watch_policy.hpp"
 
 #include <boost/asio/error.hpp>
 

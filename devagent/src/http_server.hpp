@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSL-1.0
+// The dev agent's HTTP/1.1 server (Beast): accept loop, keep-alive connections, request
+// size limits and the protocol-level errors Go's net/http sends. Beast stays inside
+// http_server.cpp.
+#pragma once
+
+#include "http_types.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace conclave::dev::detail {
+
+class agent_impl;
+
+class http_server {
+public:
+    explicit http_server(agent_impl& agent);
+    ~http_server();
+    http_server(const http_server&) = delete;
+    http_server& operator=(const http_server&) = delete;
+
+    /// Binds and starts the accept loop. Throws boost::system::system_error.
+    void start(const std::string& address, std::uint16_t port);
+    /// Closes the listener and every open connection.
+    void stop();
+    std::uint16_t port() const;
+
+private:
+    struct impl;
+    std::shared_ptr<impl> p_;
+};
+
+/// Appends the head of an answer to `out`: the bytes Beast writes for the message the
+/// server used to build (the route's headers, Date, Content-Length of the body, then
+/// "Connection: close" when not keeping the connection alive, and "Connection: keep-alive"
+/// for an HTTP/1.0 client that asked for it), without building Beast's field list (one
+/// allocation per field). False, with nothing appended, when the answer has more headers
+/// than it handles; build the Beast message then.
+bool append_response_head(std::string& out, const http_response& r, bool keep_alive,
+                          bool http10_keep_alive, std::string_view date);
+
+} // namespace conclave::dev::detail

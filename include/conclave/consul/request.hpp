@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSL-1.0
+// What every request to Consul's HTTP API takes and reports: read and write options,
+// consistency modes, and the index and leader information of a read.
+#pragma once
+
+#include <conclave/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace conclave {
+
+// About conclave's option types (these, and those of kv.hpp, session.hpp and txn.hpp):
+// each declares a default constructor, so none is an aggregate and designated initializers
+// ({.index = 5}) do not compile. That is on purpose: g++ 12 destroys an aggregate temporary
+// twice when it appears in a co_await expression (GCC PR 107288 family), e.g.
+// `co_await c.async_kv_get(k, {.index = 5})` corrupts the heap. Set fields by name instead:
+// `query_options{}.with_index(5)`, or on a named object.
+
+enum class consistency {
+    default_mode, ///< leader answers, may be briefly stale after a leader change
+    consistent,   ///< leader verifies its leadership first (?consistent)
+    stale,        ///< any server answers (?stale)
+};
+
+/// Options of every read. A blocking read is one with index > 0.
+struct query_options {
+    query_options() = default;
+
+    std::uint64_t index = 0;           ///< block until the result's index exceeds this
+    std::chrono::milliseconds wait{0}; ///< blocking wait (0: Consul's default, 5 min)
+    consistency mode = consistency::default_mode;
+    std::string datacenter;      ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr; ///< filled on error when not null
+
+    query_options& with_index(std::uint64_t v) {
+        index = v;
+        return *this;
+    }
+    query_options& with_wait(std::chrono::milliseconds v) {
+        wait = v;
+        return *this;
+    }
+    query_options& with_mode(consistency v) {
+        mode = v;
+        return *this;
+    }
+    query_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    query_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
+
+    /// A blocking read: return when the index passes `after`, or after `wait`.
+    static query_options blocking(std::uint64_t after, std::chrono::milliseconds wait) {
+        return query_options{}.with_index(after).with_wait(wait);
+    }
+};
+
+/// Options of every write.
+struct write_options {
+    write_options() = default;
+
+    std::string datacenter;
+    /// Bounds this request (a wait for a connection included), when shorter than the
+    /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
+    std::chrono::milliseconds timeout{0};
+    diagnostics* diag = nullptr;
+
+    write_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    write_options& with_timeout(std::chrono::milliseconds v) {
+        timeout = v;
+        return *this;
+    }
+    write_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
+};
+
+/// What Consul says about the state a read saw (X-Consul-* headers).
+struct query_meta {
+    std::uint64_t index = 0; ///< X-Consul-Index (0 when absent, e.g. txn)
+    bool known_leader = false;
+    std::chrono::milliseconds last_contact{0};
+};
+
+} // namespace conclave

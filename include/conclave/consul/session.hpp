@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSL-1.0
+// Consul's sessions as the session endpoints see them: creation options and the entries
+// Consul reports. (The session recipe, which keeps one alive, is conclave/session.hpp.)
+#pragma once
+
+#include <conclave/consul/request.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace conclave {
+
+enum class session_behavior {
+    release,     ///< on invalidation, held keys are unlocked (Consul's default)
+    delete_keys, ///< on invalidation, held keys are deleted ("delete")
+};
+
+struct service_check {
+    std::string id;
+    std::string ns; ///< Enterprise namespace (empty otherwise)
+    bool operator==(const service_check&) const = default;
+};
+
+/// Creation parameters of a session.
+struct session_options {
+    session_options() = default;
+
+    std::string name;
+    std::string node;                 ///< empty: the agent's node
+    std::chrono::milliseconds ttl{0}; ///< 0: no TTL
+    /// Lock-delay. Empty: Consul's default (15 s). An explicit 0 disables it and is sent.
+    std::optional<std::chrono::milliseconds> lock_delay;
+    session_behavior behavior = session_behavior::release;
+    /// Node health checks. Empty optional: Consul's default (serfHealth). An empty
+    /// vector: no node checks at all (the session lives by TTL or explicit destroy).
+    std::optional<std::vector<std::string>> node_checks;
+    std::vector<service_check> service_checks;
+    std::string datacenter;
+    diagnostics* diag = nullptr;
+
+    session_options& with_name(std::string v) {
+        name = std::move(v);
+        return *this;
+    }
+    session_options& with_node(std::string v) {
+        node = std::move(v);
+        return *this;
+    }
+    session_options& with_ttl(std::chrono::milliseconds v) {
+        ttl = v;
+        return *this;
+    }
+    session_options& with_lock_delay(std::chrono::milliseconds v) {
+        lock_delay = v;
+        return *this;
+    }
+    session_options& with_behavior(session_behavior v) {
+        behavior = v;
+        return *this;
+    }
+    session_options& with_node_checks(std::vector<std::string> v) {
+        node_checks = std::move(v);
+        return *this;
+    }
+    /// No node checks: the session is bound to nothing but its TTL (or explicit destroy).
+    session_options& without_node_checks() {
+        node_checks.emplace();
+        return *this;
+    }
+    session_options& with_service_checks(std::vector<service_check> v) {
+        service_checks = std::move(v);
+        return *this;
+    }
+    session_options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return *this;
+    }
+    session_options& with_diag(diagnostics* v) {
+        diag = v;
+        return *this;
+    }
+};
+
+/// A session as Consul reports it.
+struct session_entry {
+    std::string id;
+    std::string name;
+    std::string node;
+    std::chrono::nanoseconds lock_delay{0};
+    session_behavior behavior = session_behavior::release;
+    std::string ttl_text;            ///< "TTL" exactly as stored ("" when none)
+    std::chrono::nanoseconds ttl{0}; ///< ttl_text parsed
+    std::vector<std::string> node_checks;
+    std::vector<service_check> service_checks;
+    std::uint64_t create_index = 0;
+    std::uint64_t modify_index = 0;
+};
+
+struct session_info_result {
+    std::optional<session_entry> session; ///< empty when unknown (Consul answers [])
+    query_meta meta;
+};
+
+struct session_list_result {
+    std::vector<session_entry> sessions;
+    query_meta meta;
+};
+
+} // namespace conclave

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSL-1.0
+// What every grant (lock lease, semaphore permit) shares: its session, fencing token and lost
+// state (the wait for loss is grant_loss_wait.hpp).
+#pragma once
+
+#include "recipes/common/notifier.hpp"
+#include "recipes/common/shared_query.hpp"
+#include "recipes/session/session_state.hpp"
+
+#include <conclave/lock.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+namespace conclave::detail {
+
+struct grant_state {
+    grant_state(std::shared_ptr<session_state> s, fencing_token t)
+        : session(std::move(s))
+        , token(std::move(t)) {}
+
+    /// Records the first reason the grant ended and wakes its waiters.
+    void mark_lost(error_code reason) {
+        if (lost)
+            return;
+        lost = reason;
+        changed.notify_all();
+    }
+
+    /// The token while the grant may still be considered held (synchronous, no I/O).
+    std::optional<fencing_token> held() {
+        if (lost || released)
+            return std::nullopt;
+        if (session->check(std::chrono::steady_clock::now())) {
+            mark_lost(make_error_code(errc::session_invalidated));
+            return std::nullopt;
+        }
+        return token;
+    }
+
+    std::shared_ptr<session_state> session;
+    fencing_token token;
+    error_code lost;       ///< first reason the grant ended
+    bool released = false; ///< released by us (Consul confirmed)
+    notifier changed;
+};
+
+/// A grant's monitor subscribes to the hub's query (which then runs) only this long after
+/// it began. A holder that releases sooner (a short critical section) would have paid a
+/// query and its wake-up by the release for nothing: a third request per cycle. Nothing is
+/// missed: the query asks from the index our acquire wrote, so a change made meanwhile
+/// answers at once. Losing the session is noticed without the query (renewals, local
+/// deadline). Waited by the monitor, on its own timer, rather than by the query: a query
+/// woken for a monitor that then leaves within the delay costs two resumptions of its loop
+/// and two timers armed anew per watched lock cycle.
+inline constexpr auto monitor_start_delay = std::chrono::milliseconds{1};
+
+} // namespace conclave::detail

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: BSL-1.0
+// lock: the acquire loop (one txn per attempt, waits on the key, lock-delay backoff),
+// try-acquire with one budget, and destroy.
+#include "consul/spawn.hpp"
+#include "consul/txn_call.hpp"
+#include "recipes/common/acquire_policy.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/lock/lock_release.hpp"
+#include "recipes/lock/lock_state.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <atomic>
+
+namespace conclave {
+
+using clock = std::chrono::steady_clock;
+using deadline_t = std::optional<clock::time_point>;
+using detail::lease_state;
+using detail::lock_state;
+using detail::session_state;
+
+std::string fencing_token::to_string() const {
+    return std::to_string(modify_index) + ":" + std::to_string(lock_index) + ":" + session + ":" +
+           key;
+}
+
+namespace {
+
+using acquire_result = std::pair<error_code, std::optional<lock_lease>>;
+
+} // namespace
+
+namespace detail {
+struct lease_factory {
+    static lock_lease make(std::shared_ptr<lease_state> s) { return lock_lease{std::move(s)}; }
+};
+} // namespace detail
+
+namespace {
+
+// Releases a lock this acquire may hold (its txn may have been applied before it was
+// cancelled or timed out). Bounded; harmless if the lock is not held.
+asio::awaitable<void> undo_acquire(std::shared_ptr<lock_state> l, std::string session) {
+    co_await detail::release_for(l->hub, std::move(session), l->opts.value,
+                                 l->opts.cleanup_timeout);
+}
+
+// Fair mode: this waiter's contender key, unique per process and waiter.
+std::string contender_key_for(const detail::key_hub& hub, const std::string& session) {
+    static std::atomic<std::uint64_t> sequence{0};
+    return hub.queue_prefix() + session + "." + std::to_string(++sequence);
+}
+
+// Fair mode: writes the waiter's contender key, held by its session, and learns its
+// CreateIndex (its place in line). Errors are the acquire's errors.
+asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me,
+                                    const deadline_t& deadline) {
+    std::vector<txn_op> ops;
+    // Its value is the lock's value: a holder in another process that hands this waiter
+    // the key writes it (see release_lease).
+    ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
+    ops.push_back(txn_op::get(me.contender_key));
+    auto [ec, t] = co_await detail::txn_call(hub.consul, std::move(ops), deadline);
+    if (ec)
+        co_return ec;
+    if (!t.committed || t.results.empty()) {
+        if (detail::classify_refusal(t.errors) == detail::refusal::session_gone) {
+            me.session->gone_on_server = true;
+            me.session->mark_lost(make_error_code(errc::session_invalidated));
+            co_return me.session->lost;
+        }
+        co_return make_error_code(errc::conflict); // cannot write under <key>/.queue/
+    }
+    me.contender_index = t.results.back().create_index;
+    co_return error_code{};
+}
+
+// Deletes the waiter's contender key (bounded; a key left by a failure ends with the
+// session and is pruned by the others meanwhile). An acquire that ends without a lease
+// (cancelled, timed out) may have been handed the key by a holder in another process just
+// before: that handoff deleted the contender key in its own transaction, so the delete
+// (checked against the key's only write: a CAS delete of a missing key "succeeds" in
+// Consul) is refused, and then the key is read and released if ours.
+asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, const detail::hub_waiter& me,
+                              bool has_lease) {
+    const auto until = clock::now() + l->opts.cleanup_timeout;
+    std::vector<txn_op> ops;
+    if (!has_lease)
+        ops.push_back(txn_op::check_index(me.contender_key, me.contender_index));
+    ops.push_back(txn_op::remove(me.contender_key));
+    auto [dec, t] = co_await detail::txn_call(l->consul, std::move(ops), until);
+    if (has_lease || (!dec && t.committed))
+        co_return;
+    auto get = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
+    auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(get), until);
+    if (ec || (r.entry && r.entry->session == me.session->id && r.entry->flags == lock_flag_value))
+        co_await detail::release_for(l->hub, me.session->id, l->opts.value,
+                                     l->opts.cleanup_timeout);
+}
+
+// Fair mode: whether a holder in another process handed this waiter the key (its release
+// wrote the key locked by our session and deleted our contender key; see release_lease).
+bool handed_by_another_process(const detail::key_hub& hub, const detail::hub_waiter& me) {
+    if (!hub.fair() || !hub.known() || hub.attempt_in_flight || !hub.entry() ||
+        me.contender_index == 0 || hub.state_index() < me.contender_index)
+        return false;
+    const kv_entry& e = *hub.entry();
+    if (e.flags != lock_flag_value || e.session != me.session->id)
+        return false;
+    return std::none_of(hub.contenders().begin(), hub.contenders().end(),
+                        [&](const kv_entry& c) { return c.key == me.contender_key; });
+}
+
+// Waits until something this waiter may act on changes (the hub's state and queue at the
+// front; only reaching the front for waiters behind it, unless fair), the session, or
+// `until`.
+asio::awaitable<void> wait_for_change(detail::key_hub& hub, detail::hub_waiter& me,
+                                      session_state& s, clock::time_point until) {
+    const bool behind = !hub.fair() && !hub.queue.empty() && hub.queue.front().get() != &me;
+    auto& n = behind ? me.wake : hub.changed;
+    co_await detail::notifier::wait_any(until, n, s.changed);
+}
+
+// The waiter's place in the hub's queue, left on every exit path. A waiter that leaves
+// while a releasing holder is handing it the key says so: that holder then undoes it.
+struct queue_place {
+    detail::key_hub& hub;
+    std::shared_ptr<detail::hub_waiter> me;
+    std::list<std::shared_ptr<detail::hub_waiter>>::iterator it;
+    queue_place(detail::key_hub& h, std::shared_ptr<detail::hub_waiter> w)
+        : hub(h)
+        , me(std::move(w))
+        , it(hub.queue.insert(hub.queue.end(), me)) {}
+    ~queue_place() {
+        if (me->state == detail::hub_waiter::phase::handing)
+            me->state = detail::hub_waiter::phase::gone;
+        hub.queue.erase(it);
+        hub.poke();
+    }
+    queue_place(const queue_place&) = delete;
+    queue_place& operator=(const queue_place&) = delete;
+    // Fair mode: the oldest contender key across all processes goes first (local arrival
+    // order could differ from the order Consul applied the contender writes in). Else:
+    // the front of the local queue.
+    bool my_turn() const {
+        if (hub.attempt_in_flight || me->state != detail::hub_waiter::phase::waiting)
+            return false;
+        return hub.fair() ? hub.first_in_line(*me) : hub.queue.front() == me;
+    }
+};
+
+lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s,
+                      const kv_entry& e) {
+    fencing_token t{l->key, s->id, e.lock_index, e.modify_index};
+    return detail::lease_factory::make(
+        std::make_shared<lease_state>(std::move(l), std::move(s), std::move(t)));
+}
+
+// Fair mode: writes the waiter's contender key, retrying transient failures within the
+// budget. Its own coroutine: a parked waiter keeps only the loop's frame.
+asio::awaitable<error_code> enter_line(detail::key_hub& hub, detail::hub_waiter& me,
+                                       deadline_t deadline) {
+    detail::retry_backoff backoff;
+    for (;;) {
+        auto ec = co_await enqueue(hub, me, deadline);
+        if (ec == asio::error::operation_aborted)
+            co_return ec; // cancelled: never an empty "out of time"
+        if (!ec || detail::past(deadline))
+            co_return error_code{}; // entered, or out of time (an empty result)
+        if (!is_retryable(ec))
+            co_return ec;
+        co_await detail::sleep_for(backoff.next(), deadline);
+    }
+}
+
+// One attempt at a free key: take it in one transaction, whose answer is the fencing token.
+// The check keeps the transaction from overwriting a key that changed since we looked at it
+// (for instance a foreign key with other flags). In fair mode it also leaves the line.
+//
+// The lock operation's own result is the key after the write (Consul answers a write with
+// the entry less its value), so no `get` follows it: on success the last result is the key
+// as we wrote it, with our value put back.
+asio::awaitable<std::pair<error_code, txn_result>>
+take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, deadline_t deadline) {
+    std::vector<txn_op> ops;
+    if (known)
+        ops.push_back(txn_op::check_index(l.key, known->modify_index));
+    else
+        ops.push_back(txn_op::check_not_exists(l.key));
+    ops.push_back(txn_op::lock(l.key, me.session->id, l.opts.value, lock_flag_value));
+    if (!me.contender_key.empty())
+        ops.push_back(txn_op::remove(me.contender_key));
+    detail::attempt_scope attempt{*l.hub};
+    // The one attempt a spent budget still allows gets a little time.
+    if (deadline)
+        deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
+    auto outcome = co_await detail::txn_call(l.consul, std::move(ops), deadline);
+    auto& results = outcome.second.results;
+    if (!outcome.first && outcome.second.committed) {
+        // Results come only from check-index (the key before) and the lock: the lock's is
+        // at the place the check's result leaves it, and names our session.
+        const std::size_t at = known ? 1 : 0;
+        if (results.size() <= at || results[at].key != l.key ||
+            results[at].session != me.session->id) {
+            // Committed, so the key is ours, but not as Consul says it: an unknown outcome
+            // (a later read, or the cleanup, settles it), never a refusal.
+            outcome.first = make_error_code(errc::bad_response);
+            results.clear();
+        } else {
+            kv_entry entry = std::move(results[at]);
+            entry.value = l.opts.value;
+            results.clear();
+            results.push_back(std::move(entry));
+        }
+    }
+    co_return outcome;
+}
+
+// Whether the waiter still has a contender key to delete when its acquire ends (a lease
+// without a write keeps none).
+bool still_in_line(const detail::hub_waiter& me) {
+    return !me.contender_key.empty() && me.state != detail::hub_waiter::phase::granted;
+}
+
+// When the acquire ends: releases the key if an attempt of ours may have taken it (the
+// acquire failed or was cancelled meanwhile), and leaves the fair line. Bounded; the caller
+// has made it uncancellable.
+asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_waiter& me,
+                                     bool maybe_holding, bool has_lease) {
+    if (maybe_holding)
+        co_await undo_acquire(l, me.session->id);
+    if (still_in_line(me))
+        co_await dequeue(l, me, has_lease);
+}
+
+// The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
+// front tries, the others wait for their turn (no herd), and a local release hands the
+// key to the front waiter directly. The key's state comes from the hub's shared query.
+// Thousands of waiters may park here: what lives across its awaits is kept small, and the
+// attempt, the fair-mode enqueue and the cleanup are coroutines of their own.
+asio::awaitable<acquire_result>
+acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, deadline_t deadline) {
+    auto& hub = *l->hub;
+    queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
+    auto subscription = hub.subscribe();
+    detail::lock_delay_backoff delay_backoff{l->opts.max_lock_delay_wait};
+    detail::retry_backoff backoff;
+    bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
+    bool cancelled = false;
+    bool looked = false; // the key was seen taken, or an attempt was answered
+    acquire_result result;
+    const auto wake_by = [&] {
+        auto until = s->policy.deadline();
+        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
+        if (deadline && (looked || !detail::past(deadline)))
+            until = std::min(until, *deadline);
+        return until;
+    };
+    try {
+        if (hub.fair()) {
+            place.me->contender_key = contender_key_for(hub, s->id);
+            result.first = co_await enter_line(hub, *place.me, deadline);
+        }
+        for (;;) {
+            if (result.first || (hub.fair() && place.me->contender_index == 0))
+                break; // could not enter the line
+            if (place.me->state == detail::hub_waiter::phase::granted) {
+                // A local holder handed us the key in its release.
+                result.second = make_lease(l, s, *place.me->granted_entry);
+                break;
+            }
+            if (s->check(clock::now())) {
+                result.first = s->lost;
+                break;
+            }
+            // A budget (even 0) allows one look at the key: give up once it has been
+            // seen taken or an attempt failed, or when Consul cannot be read at all.
+            if (detail::past(deadline) && (looked || hub.failures() > 0))
+                break; // not acquired in time: empty result
+            if (handed_by_another_process(hub, *place.me)) {
+                place.me->contender_key.clear(); // the handing release deleted it
+                result.second = make_lease(l, s, *hub.entry());
+                break;
+            }
+            if (hub.known() && !place.my_turn())
+                looked = true; // taken, or local waiters are ahead of us
+            if (hub.fair() && hub.known())
+                hub.prune_dead_contenders();
+            if (!place.my_turn() || !hub.known()) {
+                co_await wait_for_change(hub, *place.me, *s, wake_by());
+                continue;
+            }
+
+            const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
+            const auto verdict = detail::judge_key(known, s->id, lock_flag_value);
+            if (verdict == detail::key_verdict::conflict) {
+                result.first = make_error_code(errc::conflict);
+                break;
+            }
+            if (verdict == detail::key_verdict::ours) {
+                // Already held by this session: a lease without a write.
+                result.second = make_lease(l, s, *known);
+                break;
+            }
+            if (verdict == detail::key_verdict::held_by_other) {
+                looked = true;
+                // The hub's query tells us when it changes (released, deleted, taken over).
+                co_await wait_for_change(hub, *place.me, *s, wake_by());
+                continue;
+            }
+
+            maybe_holding = true;
+            auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
+            if (ec == asio::error::operation_aborted) {
+                // Cancelled during the attempt (it comes back as a value): never an empty
+                // "not acquired", even with the budget spent.
+                cancelled = true;
+                break;
+            }
+            if (ec) {
+                // Unknown outcome. Giving up: the cleanup below releases it if it was
+                // applied. Retrying: read the key first (it may say we hold it).
+                if (detail::past(deadline) || !is_retryable(ec)) {
+                    if (!detail::past(deadline))
+                        result.first = ec;
+                    break;
+                }
+                hub.forget();
+                co_await detail::sleep_for(backoff.next(), deadline);
+                continue;
+            }
+            maybe_holding = false;
+            looked = true;
+            backoff.reset();
+            if (t.committed && !t.results.empty()) {
+                const kv_entry& e = t.results.back();
+                hub.saw_write(e);
+                if (!place.me->contender_key.empty()) {
+                    hub.contender_gone(place.me->contender_key);
+                    place.me->contender_key.clear();
+                }
+                result.second = make_lease(l, s, e);
+                break;
+            }
+            const auto why = detail::classify_refusal(t.errors);
+            if (why == detail::refusal::lock_delay) {
+                co_await detail::sleep_for(delay_backoff.next(), deadline);
+            } else if (why == detail::refusal::session_gone) {
+                s->gone_on_server = true;
+                s->mark_lost(make_error_code(errc::session_invalidated));
+            } else {
+                // Held, stale or other: our view is older than the key. The hub's query,
+                // blocked at that view's index, returns with the news (bounded, in case
+                // nothing changes).
+                co_await wait_for_change(hub, *place.me, *s,
+                                         std::min(wake_by(), clock::now() + backoff.next()));
+            }
+        }
+    } catch (const boost::system::system_error& e) {
+        if (e.code() != asio::error::operation_aborted)
+            throw;
+        cancelled = true;
+    }
+    // An attempt of unknown outcome that a later read showed to have worked (the key names
+    // our session) is the lease: nothing to undo then.
+    maybe_holding = maybe_holding && !result.second;
+    if (maybe_holding || still_in_line(*place.me)) {
+        // Even after a cancellation (which would make any further await throw), and not
+        // interruptible by another one: the cleanup is bounded by cleanup_timeout.
+        co_await asio::this_coro::throw_if_cancelled(false);
+        co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+        co_await leave_no_trace(l, *place.me, maybe_holding, result.second.has_value());
+    }
+    if (cancelled)
+        result = {asio::error::operation_aborted, std::nullopt};
+    co_return result;
+}
+
+asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
+    auto [ec, r] = co_await l->consul.async_kv_get(l->key, query_options{},
+                                                   asio::as_tuple(asio::use_awaitable));
+    if (ec)
+        co_return ec;
+    if (!r.entry)
+        co_return error_code{};
+    if (r.entry->flags != lock_flag_value || !r.entry->session.empty())
+        co_return make_error_code(errc::conflict); // Go: ErrLockConflict / ErrLockInUse
+    auto [dec, deleted] = co_await l->consul.async_kv_delete(
+        l->key, kv_delete_options{}.with_cas(r.entry->modify_index),
+        asio::as_tuple(asio::use_awaitable));
+    if (dec)
+        co_return dec;
+    co_return deleted ? error_code{} : make_error_code(errc::conflict);
+}
+
+// async_acquire's result: waiting without a deadline ends with a lease or an error.
+std::pair<error_code, lock_lease> to_acquire_result(acquire_result r) {
+    if (!r.first && !r.second)
+        r.first = make_error_code(errc::timeout); // cannot happen without a deadline
+    return {r.first, r.second ? std::move(*r.second) : lock_lease{}};
+}
+
+void require_session(const std::shared_ptr<session_state>& s) {
+    if (!s)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "lock acquire with an empty conclave::session");
+}
+
+} // namespace
+
+lock::lock(client& c, std::string key, lock_options opts)
+    : state_(std::make_shared<lock_state>(c, std::move(key), std::move(opts))) {}
+
+const std::string& lock::key() const noexcept {
+    return state_->key;
+}
+
+void lock::acquire_impl(state_ptr l, session_ptr s,
+                        asio::any_completion_handler<void(error_code, lock_lease)> h) {
+    require_session(s);
+    auto ex = l->consul.get_executor();
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt), std::move(h),
+                     to_acquire_result);
+}
+
+void lock::try_acquire_impl(
+    state_ptr l, session_ptr s, std::chrono::milliseconds budget,
+    asio::any_completion_handler<void(error_code, std::optional<lock_lease>)> h) {
+    require_session(s);
+    auto ex = l->consul.get_executor();
+    auto deadline = clock::now() + budget;
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), deadline), std::move(h));
+}
+
+void lock::destroy_impl(state_ptr l, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = l->consul.get_executor();
+    detail::spawn_op(ex, destroy(std::move(l)), std::move(h));
+}
+
+} // namespace conclave

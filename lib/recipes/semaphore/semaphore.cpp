@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: BSL-1.0
+// semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
+// front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
+// permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
+#include "consul/spawn.hpp"
+#include "consul/txn_call.hpp"
+#include "recipes/common/acquire_policy.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/common/grant_loss_wait.hpp"
+#include "recipes/semaphore/semaphore_handoff.hpp"
+#include "recipes/semaphore/semaphore_release.hpp"
+#include "recipes/semaphore/semaphore_state.hpp"
+
+#include <conclave/semaphore.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+namespace conclave {
+
+using clock = std::chrono::steady_clock;
+using deadline_t = std::optional<clock::time_point>;
+using detail::cas_race_backoff;
+using detail::handoff_batch;
+using detail::permit_state;
+using detail::semaphore_hub;
+using detail::semaphore_state;
+using detail::semaphore_waiter;
+using detail::session_state;
+using phase = semaphore_waiter::phase;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// The waiter's place in the hub's queue (arrival order), left on every exit path.
+struct queue_place {
+    semaphore_hub& hub;
+    std::shared_ptr<semaphore_waiter> me;
+    std::list<std::shared_ptr<semaphore_waiter>>::iterator it;
+    bool in_queue = true;
+    queue_place(semaphore_hub& h, std::shared_ptr<semaphore_waiter> w)
+        : hub(h)
+        , me(std::move(w))
+        , it(hub.queue.insert(hub.queue.end(), me)) {}
+    ~queue_place() { leave(); }
+    queue_place(const queue_place&) = delete;
+    queue_place& operator=(const queue_place&) = delete;
+
+    /// Out of the queue: nobody adds it to the holders any more, the next waiter moves up.
+    void leave() {
+        me->leaving = true;
+        if (!in_queue)
+            return;
+        in_queue = false;
+        hub.queue.erase(it);
+        hub.poke();
+    }
+    bool at_front() const { return in_queue && hub.queue.front() == me; }
+};
+
+// Waits until something this waiter may act on changes: its own notifier (reaching the
+// front, handed a slot), the hub's state when at the front (or when a transaction of
+// unknown outcome may have added it), the session, or `until`.
+asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s,
+                                      clock::time_point until) {
+    if (place.at_front() || place.me->was_handed)
+        co_await detail::notifier::wait_any(until, place.me->wake, place.hub.changed, s.changed);
+    else
+        co_await detail::notifier::wait_any(until, place.me->wake, s.changed);
+}
+
+// Whether the hub's state lists `session` among the live holders.
+bool holds_slot(const semaphore_state& sem, const semaphore_hub& hub, const std::string& session) {
+    auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+    return !r.ec && r.record.holders.count(session) > 0;
+}
+
+permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
+                   std::uint64_t lock_modify_index) {
+    fencing_token t{sem->lock_key, s->id, 0, lock_modify_index};
+    return detail::permit_factory::make(
+        std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t)));
+}
+
+asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> sem,
+                                             std::string session, clock::time_point deadline) {
+    // A bound through the request itself, not a racing timer: a write that was sent is
+    // finished before a cancellation is reported (see client::send), a timeout is not.
+    auto [ec, ok] = co_await sem->consul.async_kv_delete(
+        sem->contender_key(session), kv_delete_options{}.with_timeout(detail::time_left(deadline)),
+        asio::as_tuple(asio::deferred));
+    (void)ok;
+    co_return ec;
+}
+
+// Writes the contender key (held by the session): it keeps us "alive" in the eyes of other
+// holders, and lets others add us to the holders.
+asio::awaitable<error_code> write_contender(semaphore_state& sem, const session_state& s,
+                                            const deadline_t& deadline) {
+    auto options = kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value);
+    if (deadline)
+        options.with_timeout(detail::time_left(*deadline));
+    auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
+                                                       options, asio::as_tuple(asio::deferred));
+    if (ec)
+        co_return ec;
+    co_return made ? error_code{} : make_error_code(errc::conflict);
+}
+
+using acquire_result = std::pair<error_code, std::optional<permit>>;
+
+// The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
+// tries, adding as many queued local waiters as there are free slots to the same CAS; the
+// others sleep until they reach the front or are handed a slot (by that CAS, or by a local
+// release). The prefix's state comes from the hub's shared query.
+asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> sem,
+                                             std::shared_ptr<session_state> s, deadline_t deadline,
+                                             diagnostics* diag) {
+    auto& hub = *sem->hub;
+    queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
+    auto& me = *place.me;
+    auto subscription = hub.subscribe();
+    acquire_result result;
+    bool contender_sent = false;
+    bool maybe_holder = false; // a CAS adding us was sent and its outcome is unknown
+    bool cancelled = false;
+    bool looked = false; // the semaphore was seen full, or an attempt was answered
+    detail::retry_backoff backoff;
+    cas_race_backoff race;
+    const auto wake_by = [&] {
+        auto until = s->policy.deadline();
+        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
+        // Being handed a slot: wait for the verdict (the hander's request is bounded).
+        if (deadline && me.state != phase::handing && (looked || !detail::past(deadline)))
+            until = std::min(until, *deadline);
+        return until;
+    };
+    try {
+        contender_sent = true;
+        auto pec = co_await write_contender(*sem, *s, deadline);
+        if (pec) {
+            if (!detail::past(deadline))
+                result.first = pec;
+        } else {
+            me.enqueued = true;
+            hub.poke(); // a local release may hand us its slot from now on
+        }
+        while (me.enqueued) {
+            if (me.state == phase::granted) {
+                // Someone else's transaction added us to the holders.
+                result.second = make_permit(sem, s, me.granted_index);
+                break;
+            }
+            if (s->check(clock::now())) {
+                result.first = s->lost;
+                break;
+            }
+            // A budget (even 0) allows one look: give up once the semaphore was seen full
+            // or an attempt failed, or when Consul cannot be read at all.
+            if (detail::past(deadline) && me.state != phase::handing &&
+                (looked || hub.failures() > 0))
+                break; // not acquired in time: empty result
+            const bool settled =
+                me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
+            if (settled && me.was_handed && holds_slot(*sem, hub, s->id)) {
+                // A transaction whose outcome we could not know added us after all. (Not
+                // only at the front: a waiter behind it could hold the slot it waits for.)
+                result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+                break;
+            }
+            // Pending local releases go first: they hand their slots to the front anyway.
+            const bool my_turn = settled && place.at_front() && hub.releases.empty();
+            if (!my_turn) {
+                if (hub.known() && !place.at_front())
+                    looked = true; // local waiters are ahead of us
+                co_await wait_for_change(place, *s, wake_by());
+                continue;
+            }
+
+            auto r = detail::interpret(*sem, hub.lock_entry(), hub.entries(), diag);
+            if (r.ec) {
+                result.first = r.ec;
+                break;
+            }
+            if (r.record.holders.count(s->id)) {
+                // Already a holder (an earlier attempt of ours, or a handoff, was applied).
+                result.second = make_permit(sem, s, r.lock_modify_index);
+                break;
+            }
+            if (r.record.holders.size() >= sem->limit) {
+                looked = true;
+                // Full: the hub's query tells us when it changes.
+                co_await wait_for_change(place, *s, wake_by());
+                continue;
+            }
+
+            // Free slots: us, and as many queued local waiters as fit, in one CAS.
+            const std::size_t free = sem->limit - r.record.holders.size();
+            auto members = detail::next_in_line(hub, sem->limit, r.record, s->id, free - 1);
+            std::vector<std::string> added{s->id};
+            for (const auto& w : members)
+                added.push_back(w->session->id);
+            r.record.holders.insert(added.begin(), added.end());
+            std::vector<txn_op> ops{txn_op::cas(sem->lock_key, r.record.encode(),
+                                                r.lock_modify_index, semaphore_flag_value),
+                                    txn_op::get(sem->lock_key)};
+            std::pair<error_code, txn_result> outcome;
+            {
+                handoff_batch batch{sem->hub, std::move(members), sem->limit,
+                                    sem->opts.cleanup_timeout};
+                maybe_holder = true;
+                auto attempt_deadline = deadline;
+                if (deadline)
+                    attempt_deadline =
+                        std::max(*deadline, clock::now() + detail::minimum_attempt_time);
+                outcome = co_await detail::txn_call(sem->consul, std::move(ops), attempt_deadline);
+                auto& [tec, t] = outcome;
+                if (!tec && t.committed && !t.results.empty())
+                    batch.granted(t.results.back().modify_index);
+                else if (!tec)
+                    batch.refused();
+            }
+            auto& [tec, t] = outcome;
+            if (tec == asio::error::operation_aborted) {
+                // Cancelled during the attempt (it comes back as a value): never an empty
+                // "not acquired", even with the budget spent.
+                cancelled = true;
+                break;
+            }
+            if (tec) {
+                // Unknown outcome. Giving up: the cleanup below leaves the holders if it
+                // was applied. Retrying: read the prefix first (it may say we hold a slot).
+                if (detail::past(deadline) || !is_retryable(tec)) {
+                    if (!detail::past(deadline))
+                        result.first = tec;
+                    break;
+                }
+                hub.forget();
+                co_await detail::sleep_for(backoff.next(), deadline);
+                continue;
+            }
+            maybe_holder = false;
+            looked = true;
+            backoff.reset();
+            if (t.committed && !t.results.empty()) {
+                hub.saw_write(t.results.back(), added, "");
+                result.second = make_permit(sem, s, t.results.back().modify_index);
+                break;
+            }
+            // Lost a CAS race with another process: read again, a little later.
+            hub.forget();
+            co_await detail::sleep_for(race.next(), deadline);
+        }
+    } catch (const boost::system::system_error& e) {
+        if (e.code() != asio::error::operation_aborted)
+            throw;
+        cancelled = true;
+    }
+    if (!result.second) {
+        // No permit: leave no trace (holder entry, contender key), bounded.
+        place.leave();
+        co_await asio::this_coro::throw_if_cancelled(false);
+        co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+        const auto until = clock::now() + sem->opts.cleanup_timeout;
+        // Someone's transaction is adding us: wait for its verdict (it is bounded too).
+        while (me.state == phase::handing && clock::now() < until)
+            co_await me.wake.wait(until);
+        if (me.state == phase::handing)
+            me.orphaned = true; // no verdict in time: its sender undoes a commit
+        if (me.state == phase::granted || me.was_handed)
+            maybe_holder = true;
+        if (maybe_holder)
+            co_await detail::leave_holders(sem->hub, sem->limit, s->id, until);
+        if (contender_sent)
+            co_await delete_contender(sem, s->id, until);
+    }
+    if (cancelled)
+        result = {asio::error::operation_aborted, std::nullopt};
+    co_return result;
+}
+
+// Watches the permit through the hub's shared query: lost when our session leaves the
+// holders (removed, or pruned because our contender key vanished), when `.lock` conflicts,
+// or when the query failed more than monitor_retries times in a row.
+asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
+    auto [ec, list] = co_await sem->consul.async_kv_list(detail::join_key(sem->prefix, ""),
+                                                         query_options{}, use_tuple);
+    if (ec)
+        co_return ec;
+    const kv_entry* lock = nullptr;
+    for (const auto& e : list.entries)
+        if (e.key == sem->lock_key)
+            lock = &e;
+    if (!lock)
+        co_return error_code{};
+    auto r = detail::interpret(*sem, lock, list.entries, nullptr);
+    if (r.ec)
+        co_return r.ec;
+    if (!r.record.holders.empty())
+        co_return make_error_code(errc::conflict); // Go: ErrSemaphoreInUse
+    auto [dec, deleted] = co_await sem->consul.async_kv_delete(
+        sem->lock_key, kv_delete_options{}.with_cas(r.lock_modify_index), use_tuple);
+    if (dec)
+        co_return dec;
+    co_return deleted ? error_code{} : make_error_code(errc::conflict);
+}
+
+asio::awaitable<std::pair<error_code, permit>>
+acquire(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s, diagnostics* diag) {
+    auto [ec, p] = co_await acquire_loop(std::move(sem), std::move(s), std::nullopt, diag);
+    if (!ec && !p)
+        ec = make_error_code(errc::timeout);
+    co_return std::pair<error_code, permit>{ec, p ? std::move(*p) : permit{}};
+}
+
+asio::awaitable<acquire_result> try_acquire(std::shared_ptr<semaphore_state> sem,
+                                            std::shared_ptr<session_state> s,
+                                            std::chrono::milliseconds budget) {
+    co_return co_await acquire_loop(std::move(sem), std::move(s), clock::now() + budget, nullptr);
+}
+
+template <class State>
+const std::shared_ptr<State>& require(const std::shared_ptr<State>& s, const char* what) {
+    if (!s)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument), what);
+    return s;
+}
+
+} // namespace
+
+const fencing_token& permit::token() const noexcept {
+    return state_->token;
+}
+
+std::optional<fencing_token> permit::held() const {
+    return state_ ? state_->held() : std::nullopt;
+}
+
+void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
+    auto& sem = *s->sem;
+    // Held while `.lock` lists our session among the live holders (with our limit).
+    auto still_held = [&sem, session = s->token.session] {
+        auto r = detail::interpret(sem, sem.hub->lock_entry(), sem.hub->entries(), nullptr);
+        return !r.ec && r.record.holders.count(session) > 0;
+    };
+    const auto retries = sem.opts.monitor_retries;
+    detail::start_grant_loss_wait(ex, std::move(s), *sem.hub, retries, still_held, std::move(h));
+}
+
+void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
+    detail::spawn_op(ex, detail::release_permit(std::move(s)), std::move(h));
+}
+
+semaphore::semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts)
+    : state_(std::make_shared<semaphore_state>(c, std::move(prefix), limit, std::move(opts))) {
+    if (limit == 0)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "semaphore limit must be positive");
+}
+
+const std::string& semaphore::prefix() const noexcept {
+    return state_->prefix;
+}
+std::uint32_t semaphore::limit() const noexcept {
+    return state_->limit;
+}
+
+void semaphore::acquire_impl(state_ptr sem, session_ptr s, diagnostics* diag,
+                             detail::diagnostics_route* route,
+                             asio::any_completion_handler<void(error_code, permit)> h) {
+    require(s, "semaphore acquire with an empty conclave::session");
+    diag = detail::diagnostics_route::target(route, diag);
+    auto ex = sem->consul.get_executor();
+    detail::spawn_op(ex, acquire(std::move(sem), std::move(s), diag), std::move(h));
+}
+
+void semaphore::try_acquire_impl(
+    state_ptr sem, session_ptr s, std::chrono::milliseconds budget,
+    asio::any_completion_handler<void(error_code, std::optional<permit>)> h) {
+    require(s, "semaphore acquire with an empty conclave::session");
+    auto ex = sem->consul.get_executor();
+    detail::spawn_op(ex, try_acquire(std::move(sem), std::move(s), budget), std::move(h));
+}
+
+void semaphore::destroy_impl(state_ptr sem, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = sem->consul.get_executor();
+    detail::spawn_op(ex, destroy(std::move(sem)), std::move(h));
+}
+
+} // namespace conclave

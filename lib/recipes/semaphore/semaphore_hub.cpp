@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSL-1.0
+// semaphore_hub: the prefix's state as read by the shared list query and patched by local
+// transactions.
+#include "recipes/semaphore/semaphore_hub.hpp"
+#include "recipes/semaphore/semaphore_record.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace conclave::detail {
+
+std::shared_ptr<semaphore_hub> semaphore_hub::of(const client& c, const std::string& prefix,
+                                                 settings s) {
+    return find_or_make<semaphore_hub>(c, "semaphore-hub:" + prefix, [&] {
+        return std::make_shared<semaphore_hub>(c, prefix, s);
+    });
+}
+
+semaphore_hub::semaphore_hub(client c, std::string p, settings s)
+    : shared_query(std::move(c), "semaphore-hub:" + p, s)
+    , prefix(std::move(p))
+    , lock_key(join_key(prefix, ".lock")) {}
+
+std::string semaphore_hub::contender_key(const std::string& session) const {
+    return join_key(prefix, session);
+}
+
+const kv_entry* semaphore_hub::lock_entry() const {
+    for (const auto& e : entries_)
+        if (e.key == lock_key)
+            return &e;
+    return nullptr;
+}
+
+void semaphore_hub::saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
+                              const std::string& deleted_contender) {
+    if (!known() || lock.modify_index < state_index()) {
+        // Nothing to patch (or we already know a later state): the query brings the news.
+        poke();
+        return;
+    }
+    std::erase_if(entries_, [&](const kv_entry& e) {
+        return e.key == lock_key || e.key == deleted_contender;
+    });
+    entries_.push_back(lock);
+    // The sessions just added hold their contender keys (written before they were
+    // enqueued), possibly after our last read: without them, the next CAS built on this
+    // state would prune them as dead.
+    for (const auto& s : added_sessions) {
+        const auto k = contender_key(s);
+        const bool listed = std::any_of(entries_.begin(), entries_.end(),
+                                        [&](const kv_entry& e) { return e.key == k; });
+        if (!listed) {
+            kv_entry e;
+            e.key = k;
+            e.session = s;
+            e.flags = semaphore_flag_value;
+            entries_.push_back(std::move(e));
+        }
+    }
+    accept_write(lock.modify_index);
+    poke();
+}
+
+asio::awaitable<error_code> semaphore_hub::read_once(query_options q,
+                                                     asio::cancellation_slot stop) {
+    auto token = asio::bind_cancellation_slot(stop, asio::as_tuple(asio::use_awaitable));
+    auto [ec, r] = co_await consul.async_kv_list(join_key(prefix, ""), std::move(q), token);
+    if (!ec && accept_read(r.meta.index)) {
+        entries_ = std::move(r.entries);
+        poke();
+    }
+    co_return ec;
+}
+
+} // namespace conclave::detail

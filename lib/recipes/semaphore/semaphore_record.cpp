@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "recipes/semaphore/semaphore_record.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+namespace conclave::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+const json::value* find_ci(const json::object& o, std::string_view name) {
+    if (auto* exact = o.if_contains(name))
+        return exact;
+    for (const auto& kv : o)
+        if (boost::beast::iequals(kv.key(), name))
+            return &kv.value();
+    return nullptr;
+}
+
+} // namespace
+
+std::string semaphore_record::encode() const {
+    // Built by hand to keep Go's field order (Limit, Holders) and sorted holder keys.
+    std::string out = "{\"Limit\":" + std::to_string(limit) + ",\"Holders\":{";
+    bool first = true;
+    for (const auto& h : holders) {
+        if (!first)
+            out += ',';
+        first = false;
+        out += json::serialize(json::value(h)); // quoted and escaped
+        out += ":true";
+    }
+    out += "}}";
+    return out;
+}
+
+std::optional<semaphore_record> semaphore_record::decode(std::string_view text,
+                                                         std::int64_t default_limit) {
+    semaphore_record r;
+    if (text.empty()) {
+        r.limit = default_limit;
+        return r;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(text, ec);
+    if (ec || !v.is_object())
+        return std::nullopt;
+    const auto& o = v.get_object();
+    if (const auto* limit = find_ci(o, "Limit")) {
+        if (limit->is_int64())
+            r.limit = limit->get_int64();
+        else if (limit->is_uint64())
+            r.limit = static_cast<std::int64_t>(limit->get_uint64());
+        else if (!limit->is_null())
+            return std::nullopt;
+    }
+    if (const auto* holders = find_ci(o, "Holders"); holders && !holders->is_null()) {
+        if (!holders->is_object())
+            return std::nullopt;
+        // Go tests membership with `_, ok := Holders[id]`: every key is a holder.
+        for (const auto& kv : holders->get_object())
+            r.holders.insert(std::string(kv.key()));
+    }
+    return r;
+}
+
+std::size_t semaphore_record::prune(const std::vector<kv_entry>& entries) {
+    std::set<std::string_view> alive;
+    for (const auto& e : entries)
+        if (!e.session.empty())
+            alive.insert(e.session);
+    std::size_t dropped = 0;
+    for (auto it = holders.begin(); it != holders.end();) {
+        if (alive.count(*it) == 0) {
+            it = holders.erase(it);
+            ++dropped;
+        } else {
+            ++it;
+        }
+    }
+    return dropped;
+}
+
+std::string join_key(std::string_view prefix, std::string_view name) {
+    while (!prefix.empty() && prefix.back() == '/')
+        prefix.remove_suffix(1);
+    while (!name.empty() && name.front() == '/')
+        name.remove_prefix(1);
+    if (prefix.empty())
+        return std::string(name);
+    return std::string(prefix) + "/" + std::string(name);
+}
+
+} // namespace conclave::detail

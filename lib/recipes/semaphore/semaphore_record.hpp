@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSL-1.0
+// The semaphore's coordination record, `<prefix>/.lock`, as Consul's Go api.Semaphore
+// writes it: {"Limit":N,"Holders":{"<session>":true,...}}. Pure data, no I/O.
+#pragma once
+
+#include <conclave/consul/kv.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace conclave::detail {
+
+struct semaphore_record {
+    std::int64_t limit = 0;
+    std::set<std::string> holders; ///< sorted, as Go's json.Marshal sorts map keys
+
+    /// Compact JSON with Go's key order; "Holders" is always an object, never null (a Go
+    /// peer would panic inserting into a nil map).
+    std::string encode() const;
+
+    /// Parses Go's JSON (keys matched case-insensitively, as encoding/json does). An empty
+    /// value is a fresh record with `default_limit`. Empty optional when malformed.
+    static std::optional<semaphore_record> decode(std::string_view json,
+                                                  std::int64_t default_limit);
+
+    /// Drops holders whose session holds no key under the prefix (Go: pruneDeadHolders).
+    /// Returns how many were dropped.
+    std::size_t prune(const std::vector<kv_entry>& entries_under_prefix);
+};
+
+/// `<prefix>/<name>` with Go's path.Join rules for the slashes between them.
+std::string join_key(std::string_view prefix, std::string_view name);
+
+} // namespace conclave::detail

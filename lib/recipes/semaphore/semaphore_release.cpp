@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: BSL-1.0
+// Releasing a permit, with the direct handoff to the next local waiter.
+#include "consul/txn_call.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/semaphore/semaphore_handoff.hpp"
+#include "recipes/semaphore/semaphore_release.hpp"
+
+#include <boost/asio/deferred.hpp>
+
+namespace conclave::detail {
+
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// `.lock` as the release decides on it: the hub's state when it is current (no request),
+// else read now.
+asio::awaitable<std::pair<error_code, std::optional<kv_entry>>>
+current_lock(semaphore_hub& hub, bool may_use_hub, clock::time_point deadline) {
+    using result = std::pair<error_code, std::optional<kv_entry>>;
+    if (may_use_hub && hub.known() && hub.failures() == 0) {
+        const kv_entry* e = hub.lock_entry();
+        co_return result{error_code{}, e ? std::optional<kv_entry>{*e} : std::nullopt};
+    }
+    auto op = hub.consul.async_kv_get(hub.lock_key, query_options{}, asio::deferred);
+    auto [ec, r] = co_await with_deadline<kv_get_result>(std::move(op), deadline);
+    co_return result{ec, std::move(r.entry)};
+}
+
+// This release's place among the local releases (see semaphore_hub::releases).
+struct release_turn {
+    semaphore_hub& hub;
+    std::list<char>::iterator it;
+    explicit release_turn(semaphore_hub& h)
+        : hub(h)
+        , it(hub.releases.insert(hub.releases.end(), 0)) {}
+    ~release_turn() {
+        hub.releases.erase(it);
+        hub.poke();
+    }
+    release_turn(const release_turn&) = delete;
+    release_turn& operator=(const release_turn&) = delete;
+    /// First in line, and no CAS of ours in flight (ours would race it and lose).
+    bool now() const { return hub.releases.begin() == it && hub.attempts_in_flight == 0; }
+};
+
+} // namespace
+
+asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
+    if (P->released)
+        co_return error_code{};
+    auto& sem = *P->sem;
+    auto hub = sem.hub;
+    const auto& me = P->token.session;
+    const auto contender = sem.contender_key(me);
+    const auto until = clock::now() + sem.consul.config().request_timeout;
+    cas_race_backoff race;
+    bool may_use_hub = true; // a refused CAS means the hub's state was old: read afresh
+    release_turn turn{*hub};
+    while (clock::now() < until) {
+        while (!turn.now() && clock::now() < until)
+            co_await hub->changed.wait(until);
+        auto [ec, lock] = co_await current_lock(*hub, may_use_hub, until);
+        if (ec)
+            co_return ec;
+        std::optional<semaphore_record> record;
+        if (lock && lock->flags == semaphore_flag_value)
+            record = semaphore_record::decode(lock->value, sem.limit);
+        const bool listed = record && record->holders.erase(me) > 0;
+
+        std::vector<txn_op> ops;
+        handoff_batch::waiters next;
+        if (listed) {
+            // Our slot goes to the next local waiter, unless the limit is not ours.
+            if (record->limit == static_cast<std::int64_t>(sem.limit))
+                next = next_in_line(*hub, sem.limit, *record, me, 1);
+            for (const auto& w : next)
+                record->holders.insert(w->session->id);
+            ops.push_back(txn_op::cas(sem.lock_key, record->encode(), lock->modify_index,
+                                      semaphore_flag_value));
+        }
+        ops.push_back(txn_op::remove(contender));
+        if (listed)
+            ops.push_back(txn_op::get(sem.lock_key)); // the new holder's fencing index
+        std::vector<std::string> added;
+        for (const auto& w : next)
+            added.push_back(w->session->id);
+
+        std::pair<error_code, txn_result> outcome;
+        {
+            handoff_batch batch{hub, std::move(next), sem.limit, sem.opts.cleanup_timeout};
+            outcome = co_await txn_call(sem.consul, std::move(ops), until);
+            auto& [tec, t] = outcome;
+            if (!tec && t.committed && listed && !t.results.empty())
+                batch.granted(t.results.back().modify_index);
+            else if (!tec)
+                batch.refused();
+            // else: unknown outcome, the batch says so to its members
+        }
+        auto& [tec, t] = outcome;
+        if (tec) {
+            hub->forget(); // the slot may have changed hands: everyone reads again
+            co_return tec; // unknown outcome: still counts as held, the caller may retry
+        }
+        if (!t.committed) {
+            // Lost a CAS race (or the hub's state was old): read again, a little later.
+            may_use_hub = false;
+            co_await sleep_for(race.next(), until);
+            continue;
+        }
+        if (listed && !t.results.empty())
+            hub->saw_write(t.results.back(), added, contender);
+        P->released = true;
+        P->mark_lost(make_error_code(errc::lock_lost));
+        co_return error_code{};
+    }
+    co_return make_error_code(errc::timeout);
+}
+
+} // namespace conclave::detail

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSL-1.0
+// State of a semaphore object and of its permits, and what the prefix says about them.
+#pragma once
+
+#include "recipes/common/grant.hpp"
+#include "recipes/semaphore/semaphore_hub.hpp"
+#include "recipes/semaphore/semaphore_record.hpp"
+
+#include <conclave/semaphore.hpp>
+
+#include <random>
+
+namespace conclave::detail {
+
+struct semaphore_state {
+    semaphore_state(client c, std::string p, std::uint32_t l, semaphore_options o)
+        : consul(std::move(c))
+        , prefix(std::move(p))
+        , limit(l)
+        , opts(std::move(o))
+        , lock_key(join_key(prefix, ".lock"))
+        , hub(semaphore_hub::of(consul, prefix,
+                                semaphore_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
+
+    std::string contender_key(const std::string& session) const {
+        return join_key(prefix, session);
+    }
+
+    client consul;
+    std::string prefix;
+    std::uint32_t limit;
+    semaphore_options opts;
+    std::string lock_key;
+    /// Shared with every semaphore on this prefix of this client: the prefix's state, one
+    /// blocking query, the queue of local waiters.
+    std::shared_ptr<semaphore_hub> hub;
+};
+
+struct permit_state : grant_state {
+    permit_state(std::shared_ptr<semaphore_state> sem_, std::shared_ptr<session_state> s,
+                 fencing_token t)
+        : grant_state(std::move(s), std::move(t))
+        , sem(std::move(sem_)) {}
+    std::shared_ptr<semaphore_state> sem;
+};
+
+struct permit_factory {
+    static permit make(std::shared_ptr<permit_state> s) { return permit{std::move(s)}; }
+};
+
+/// What the prefix says about the semaphore.
+struct semaphore_reading {
+    error_code ec;                       ///< conflict (foreign flags), bad_response, limit_conflict
+    semaphore_record record;             ///< live holders only (dead ones pruned)
+    std::uint64_t lock_modify_index = 0; ///< 0: no `.lock` yet
+};
+
+/// Reads `.lock` (`lock`, may be null) against the keys under the prefix. A limit conflict
+/// is described in `diag` when given.
+semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
+                            const std::vector<kv_entry>& entries, diagnostics* diag);
+
+/// After a lost CAS race on `.lock`: a random pause in [0, cap], cap doubling from 1 ms to
+/// 32 ms. Why: every participant writes the same `.lock`; retrying at once in lockstep lets
+/// the same few keep winning (seen in the benchmark: a release losing 16 races in a row to
+/// three acquirers against an agent in another process).
+class cas_race_backoff {
+public:
+    std::chrono::steady_clock::duration next() {
+        std::uniform_int_distribution<long> pick{0, cap_us_};
+        const auto d = std::chrono::microseconds{pick(rng_)};
+        cap_us_ = std::min<long>(cap_us_ * 2, 32000);
+        return d;
+    }
+
+private:
+    long cap_us_ = 1000;
+    std::minstd_rand rng_{std::random_device{}()};
+};
+
+} // namespace conclave::detail

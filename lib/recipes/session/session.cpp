@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "consul/spawn.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/session/session_state.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+
+namespace conclave {
+
+using clock = std::chrono::steady_clock;
+using detail::session_state;
+
+namespace {
+
+// Destroys a session on Consul within `timeout`. Consul answers true for unknown IDs too,
+// so this is safe to repeat.
+asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
+                                              std::chrono::milliseconds timeout) {
+    auto [ec, ok] = co_await consul.async_session_destroy(id, write_options{}.with_timeout(timeout),
+                                                          asio::as_tuple(asio::deferred));
+    (void)ok;
+    co_return ec;
+}
+
+asio::awaitable<std::pair<error_code, session>>
+create(client consul, session_config cfg, session (*make)(std::shared_ptr<session_state>),
+       diagnostics* diag) {
+    using result = std::pair<error_code, session>;
+    if (cfg.ttl <= std::chrono::milliseconds::zero()) {
+        if (diag)
+            diag->client_message = "a session's TTL must be positive";
+        co_return result{make_error_code(errc::invalid_argument), session{}};
+    }
+    session_options o;
+    o.diag = diag;
+    o.name = cfg.name;
+    o.ttl = cfg.ttl;
+    o.lock_delay = cfg.lock_delay;
+    o.behavior = cfg.behavior;
+    o.node_checks = cfg.node_checks; // empty: explicitly none
+    // The deadline counts from before the request: Consul started the TTL later than this.
+    const auto start = clock::now();
+    auto [ec, id] = co_await consul.async_session_create(o, asio::as_tuple(asio::deferred));
+    if (ec)
+        co_return result{ec, session{}};
+    co_return result{error_code{}, make(std::make_shared<session_state>(consul, std::move(id),
+                                                                        std::move(cfg), start))};
+}
+
+// Destroys the session of a cancelled run, unless something else already did.
+asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
+    if (s->destroyed || s->gone_on_server)
+        co_return;
+    const auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
+    if (!ec)
+        s->destroyed = true;
+}
+
+asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
+    if (s->running)
+        co_return make_error_code(errc::invalid_argument); // one renew loop per session
+    s->running = true;
+    struct not_running {
+        session_state& s;
+        ~not_running() { s.running = false; }
+    } guard{*s};
+
+    bool cancelled = false;
+    try {
+        for (;;) {
+            const auto now = clock::now();
+            if (s->check(now))
+                co_return s->destroyed ? error_code{} : s->lost;
+            if (now < s->policy.next_renew()) {
+                co_await s->changed.wait(s->policy.next_renew());
+                continue;
+            }
+            const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
+            auto op = s->consul.async_session_renew(s->id, write_options{}, asio::deferred);
+            auto [ec, entry] =
+                co_await detail::with_deadline<session_entry>(std::move(op), now + budget);
+            if (s->lost)
+                continue;
+            if (!ec) {
+                s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
+                s->changed.notify_all(); // the deadline moved
+            } else if (ec == errc::session_invalidated) {
+                s->gone_on_server = true;
+                s->mark_lost(ec);
+            } else {
+                // Anything else (network, 5xx, timeout, even 403) may heal before the
+                // deadline: keep trying until then.
+                s->policy.on_transient_failure(clock::now());
+            }
+        }
+    } catch (const boost::system::system_error& e) {
+        if (e.code() != asio::error::operation_aborted)
+            throw;
+        cancelled = true;
+    }
+    // Cancelled: the session is closed in the background (bounded), and the run completes
+    // at once. Its caller may then destroy the cancellation signal it used, as soon as the
+    // completion arrives: nothing of the run may be left waiting on it (a destroy whose
+    // answer came after the caller's own requests used to be).
+    if (cancelled && !s->destroyed && !s->gone_on_server) {
+        s->mark_lost(make_error_code(errc::session_invalidated));
+        asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
+    }
+    co_return asio::error::operation_aborted;
+}
+
+asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
+    for (;;) {
+        if (s->check(clock::now()))
+            co_return s->lost;
+        co_await s->changed.wait(s->policy.deadline());
+    }
+}
+
+asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
+    if (s->destroyed || s->gone_on_server) {
+        s->mark_lost(make_error_code(errc::session_invalidated));
+        co_return error_code{};
+    }
+    auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
+    if (ec)
+        co_return ec; // not confirmed: the caller may retry
+    s->destroyed = true;
+    s->mark_lost(make_error_code(errc::session_invalidated));
+    co_return error_code{};
+}
+
+} // namespace
+
+namespace detail {
+
+session_state::~session_state() {
+    if (destroyed || gone_on_server || id.empty())
+        return;
+    // Nobody holds the session any more and it was never closed: destroy it in the
+    // background (best effort; its TTL ends it anyway if this cannot run).
+    asio::co_spawn(consul.get_executor(), destroy_on_server(consul, id, cfg.destroy_timeout),
+                   asio::detached);
+}
+
+} // namespace detail
+
+void session::create_impl(client c, session_config cfg, detail::diagnostics_route* route,
+                          asio::any_completion_handler<void(error_code, session)> h) {
+    auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make, diag), std::move(h));
+}
+
+namespace {
+
+const std::shared_ptr<session_state>& require(const std::shared_ptr<session_state>& s) {
+    if (!s)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "operation on an empty conclave::session");
+    return s;
+}
+
+} // namespace
+
+void session::run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s)->consul.get_executor();
+    detail::spawn_op(ex, run(std::move(s)), std::move(h));
+}
+
+void session::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s)->consul.get_executor();
+    detail::spawn_op(ex, wait_lost(std::move(s)), std::move(h));
+}
+
+void session::destroy_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
+    auto ex = require(s)->consul.get_executor();
+    detail::spawn_op(ex, destroy(std::move(s)), std::move(h));
+}
+
+const std::string& session::id() const noexcept {
+    return state_->id;
+}
+client& session::get_client() const noexcept {
+    return state_->consul;
+}
+const session_config& session::config() const noexcept {
+    return state_->cfg;
+}
+std::chrono::milliseconds session::ttl() const noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(state_->policy.ttl());
+}
+session::clock::time_point session::deadline() const noexcept {
+    return state_->policy.deadline();
+}
+bool session::lost() const noexcept {
+    return state_->check(clock::now());
+}
+error_code session::loss_reason() const noexcept {
+    state_->check(clock::now());
+    return state_->lost;
+}
+
+} // namespace conclave

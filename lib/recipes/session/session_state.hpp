@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSL-1.0
+// The state shared by every handle of a session and by the grants it backs.
+#pragma once
+
+#include "recipes/common/notifier.hpp"
+#include "recipes/session/renew_policy.hpp"
+
+#include <conclave/session.hpp>
+
+namespace conclave::detail {
+
+struct session_state {
+    using clock = std::chrono::steady_clock;
+
+    session_state(client c, std::string session_id, session_config config,
+                  clock::time_point created_at)
+        : consul(std::move(c))
+        , id(std::move(session_id))
+        , cfg(std::move(config))
+        , policy(cfg.ttl, created_at) {}
+    ~session_state();
+
+    session_state(const session_state&) = delete;
+    session_state& operator=(const session_state&) = delete;
+
+    /// Records the first loss and wakes everyone waiting on the session.
+    void mark_lost(error_code reason) {
+        if (lost)
+            return;
+        lost = reason;
+        changed.notify_all();
+    }
+
+    /// Marks the session lost if its local deadline has passed. True when lost.
+    bool check(clock::time_point now) {
+        if (!lost && policy.expired(now))
+            mark_lost(make_error_code(errc::session_invalidated));
+        return static_cast<bool>(lost);
+    }
+
+    client consul;
+    std::string id;
+    session_config cfg;
+    renew_policy policy;
+    error_code lost;             ///< why the session is lost (empty while it is not)
+    bool destroyed = false;      ///< we destroyed it and Consul confirmed
+    bool gone_on_server = false; ///< Consul said it does not know it (no destroy needed)
+    bool running = false;        ///< an async_run is active
+    notifier changed;            ///< wakes waiters on loss and on deadline changes
+};
+
+} // namespace conclave::detail
