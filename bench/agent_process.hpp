@@ -3,7 +3,7 @@
 // the benchmark's event loop or CPU accounting.
 #pragma once
 
-#include "child_process.hpp"
+#include "piped_child.hpp"
 
 #include <memory>
 #include <string>

@@ -2,7 +2,7 @@
 // contend: N contenders on K keys, all in this process (one client) or spread over P worker
 // processes (this executable, `_contend-worker`), each taking and releasing in a loop.
 // Handoff latency is release ack -> the next holder's acquire ack on the same key.
-#include "child_process.hpp"
+#include "piped_child.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -79,7 +79,7 @@ record in_workers(harness& h, std::size_t n, std::size_t procs, contend_params p
                                       "--connections", std::to_string(h.pool_size(count + 8))};
         if (p.fair)
             argv.push_back("--fair");
-        workers.push_back(std::make_unique<child_process>(argv));
+        workers.push_back(std::make_unique<child_process>(piped(std::move(argv))));
         first += count;
     }
     std::optional<agent_counters> a0, a1;
@@ -90,7 +90,7 @@ record in_workers(harness& h, std::size_t n, std::size_t procs, contend_params p
         for (std::string line; w->read_line(line);)
             if (auto cpu = parse_child_line(line, grants, &error))
                 cpu_us += *cpu;
-        if (w->wait() != 0 && error.empty())
+        if (shell_status(w->reap()) != 0 && error.empty())
             error = "a worker failed";
     }
     if (!error.empty())

@@ -9,7 +9,7 @@
 //           GETs sent in the same state (every process idle for settle_us first): an idle pair
 //           of processes answers slower than the back-to-back `rtt` loop, and a handoff
 //           always starts from idle. The ratio to the `rtt` mean is reported too.
-#include "child_process.hpp"
+#include "piped_child.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -60,7 +60,7 @@ asio::awaitable<void> wait_and_take(client c, std::string key, bool fair, sessio
 asio::awaitable<void> kill_later(child_process& holder, handover& out) {
     co_await sleep_for_us(settle_us);
     out.event_ns = monotonic_ns();
-    holder.kill(SIGKILL);
+    holder.signal(SIGKILL);
 }
 
 asio::awaitable<void> crash_once(harness& h, client c, std::string key, child_process& holder,
@@ -154,16 +154,16 @@ void scenario_failover(harness& h) {
     std::int64_t cpu0 = process_cpu_time().count();
     for (auto& x : crashes) {
         const std::string key = h.fresh_prefix("failover") + "/lock";
-        child_process holder({h.self_exe(), "_holder", "--address", h.target.address(), "--key",
-                              key, "--ttl-ms", std::to_string(h.opt.ttl_ms), "--lock-delay-ms",
-                              std::to_string(h.opt.lock_delay_ms)});
+        child_process holder(piped({h.self_exe(), "_holder", "--address", h.target.address(),
+                                    "--key", key, "--ttl-ms", std::to_string(h.opt.ttl_ms),
+                                    "--lock-delay-ms", std::to_string(h.opt.lock_delay_ms)}));
         std::string line;
         if (!holder.read_line(line) || line.find("\"acquired\"") == std::string::npos)
             throw std::runtime_error("failover: the holder did not take the lock: " + line);
         progress pr(h.ioc, "failover crash", double(2 * h.opt.ttl_ms + h.opt.lock_delay_ms) / 1e3,
                     [] { return std::size_t(0); });
         run_sync(h.ioc, crash_once(h, c, key, holder, x));
-        holder.wait();
+        holder.reap();
     }
     record crash = summarize_handovers(h, "crash", crashes, process_cpu_time().count() - cpu0);
     const double bound_ms =

@@ -4,7 +4,7 @@
 // client (bench/peers/node/lock_peer.js). Every implementation logs its grants with the same
 // clock, so handoffs, fairness and requests per handoff are computed the same way; each peer
 // record carries the ratios against ours.
-#include "child_process.hpp"
+#include "piped_child.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -27,11 +27,13 @@ std::string peers_dir() {
 // Why this peer cannot run here (empty when it can).
 std::string missing(const std::string& which) {
     if (which == "python") {
-        child_process probe({"/usr/bin/python3", "-c", "import consul"});
+        child_process probe(piped({"/usr/bin/python3", "-c", "import consul"}));
         std::string line;
         while (probe.read_line(line)) {
         }
-        return probe.wait() == 0 ? "" : "python3-consul is not installed (scripts/setup.sh)";
+        return shell_status(probe.reap()) == 0
+                   ? ""
+                   : "python3-consul is not installed (scripts/setup.sh)";
     }
     if (!exists(peers_dir() + "/node/node_modules/consul/package.json"))
         return "bench/peers/node has no node_modules (scripts/setup.sh runs npm ci)";
@@ -63,7 +65,7 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
         "--start-ns",   std::to_string(start), "--t0-ns",   std::to_string(t0),
         "--t1-ns",      std::to_string(t1),    "--hold-us", std::to_string(h.opt.hold_us)};
     argv.insert(argv.end(), common.begin(), common.end());
-    child_process peer(argv);
+    child_process peer(piped(std::move(argv)));
 
     auto sleep_until = [](std::int64_t t) {
         const std::int64_t left = t - monotonic_ns();
@@ -80,7 +82,7 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
     for (std::string line; peer.read_line(line);)
         if (auto cpu = parse_child_line(line, grants, &error))
             cpu_us = *cpu;
-    if (peer.wait() != 0 && error.empty())
+    if (shell_status(peer.reap()) != 0 && error.empty())
         error = name + " exited with an error";
     if (!error.empty()) {
         r.set("error", error);

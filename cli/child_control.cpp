@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "child/exit_wait.hpp"
 #include "child_control.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
+#include <utility>
 
 namespace conclave::cli {
 
@@ -55,6 +57,16 @@ std::vector<std::string> child_argv(const std::vector<std::string>& command, boo
     return {sh != nullptr && *sh != '\0' ? sh : "/bin/sh", "-c", script};
 }
 
+programs::spawn_options child_options(const std::vector<std::string>& command, bool shell,
+                                      bool pass_stdin, std::vector<std::string> extra_env) {
+    programs::spawn_options o;
+    o.argv = child_argv(command, shell);
+    o.extra_env = std::move(extra_env);
+    o.stdin_null = !pass_stdin;
+    o.own_process_group = !in_terminal_foreground();
+    return o;
+}
+
 bool in_terminal_foreground() {
     for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
         if (::isatty(fd) && ::tcgetpgrp(fd) == ::getpgrp())
@@ -62,21 +74,22 @@ bool in_terminal_foreground() {
     return false;
 }
 
-asio::awaitable<int> stop_child(child_process& child, int first, asio::signal_set* signals) {
+asio::awaitable<int> stop_child(programs::child_process& child, int first,
+                                asio::signal_set* signals) {
     auto ex = co_await asio::this_coro::executor;
     if (first != 0)
         child.signal(first);
     asio::steady_timer grace(ex, kill_grace);
     for (;;) {
-        auto r =
-            co_await (child.async_wait_exit() || expires(grace) || next_signal_or_never(signals));
+        auto r = co_await (programs::async_wait_exit(child) || expires(grace) ||
+                           next_signal_or_never(signals));
         if (r.index() == 0)
             break; // exited (or the wait was cancelled: SIGKILL below)
         if (r.index() == 1) {
             std::fprintf(stderr, "Child did not exit within %llds, sending SIGKILL\n",
                          static_cast<long long>(kill_grace.count()));
             child.signal(SIGKILL);
-            co_await child.async_wait_exit();
+            co_await programs::async_wait_exit(child);
             break;
         }
         if (const int sig = std::get<2>(r); sig != 0)

@@ -3,7 +3,7 @@
 // is built, whether it gets a process group of its own, and how it is stopped.
 #pragma once
 
-#include "child_process.hpp"
+#include "child/child_process.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -21,6 +21,12 @@ inline constexpr std::chrono::seconds kill_grace{5};
 /// or empty), as consul lock. Without: the arguments as given (PATH lookup).
 std::vector<std::string> child_argv(const std::vector<std::string>& command, bool shell);
 
+/// How `lock` and `elect` start their child: `command` as child_argv makes it, `extra_env`
+/// added, stdin passed or /dev/null (as consul lock), and a process group of its own unless
+/// conclave runs in a terminal's foreground (below).
+programs::spawn_options child_options(const std::vector<std::string>& command, bool shell,
+                                      bool pass_stdin, std::vector<std::string> extra_env);
+
 /// Whether conclave runs in a terminal's foreground. A child in a process group of its own
 /// is then a background job, stopped by SIGTTIN/SIGTTOU when it reads or configures the
 /// terminal (an editor, a prompt): it shares conclave's group instead, and signals reach
@@ -32,7 +38,7 @@ bool in_terminal_foreground();
 /// SIGKILL to what is left of its process group (nothing it started may run on once the
 /// lock or leadership is gone). Returns the child's wait status. Meant to run to its end:
 /// a cancellation only ends the grace period early.
-boost::asio::awaitable<int> stop_child(child_process& child, int first,
+boost::asio::awaitable<int> stop_child(programs::child_process& child, int first,
                                        boost::asio::signal_set* signals);
 
 } // namespace conclave::cli

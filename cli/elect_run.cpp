@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "child/exit_wait.hpp"
+#include "child/wait_status.hpp"
 #include "child_control.hpp"
-#include "child_process.hpp"
 #include "elect_run.hpp"
 #include "exit_codes.hpp"
 #include "session_keeper.hpp"
@@ -14,14 +15,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <sys/wait.h>
+#include <system_error>
 
 namespace conclave::cli {
 
@@ -52,11 +52,11 @@ struct elect_state {
         , stop_event(ex, clock::time_point::max()) {}
 
     const elect_settings& cfg;
-    int signal = 0;                 ///< the first SIGINT/SIGTERM received
-    child_process* child = nullptr; ///< while a child runs
-    bool stop = false;              ///< the run is over: signal, -once, fatal error
-    int exit = exit_code::ok;       ///< the status of the first stop request
-    asio::steady_timer stop_event;  ///< cancelled on a stop request (a condition variable)
+    int signal = 0;                           ///< the first SIGINT/SIGTERM received
+    programs::child_process* child = nullptr; ///< while a child runs
+    bool stop = false;                        ///< the run is over: signal, -once, fatal error
+    int exit = exit_code::ok;                 ///< the status of the first stop request
+    asio::steady_timer stop_event; ///< cancelled on a stop request (a condition variable)
     std::optional<clock::time_point> last_start;
 
     void request_stop(int code) {
@@ -118,15 +118,6 @@ asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
     }
 }
 
-// The status a shell would report for the child: its exit status, or 128 + the signal.
-int shell_status(int wait_status) {
-    if (WIFEXITED(wait_status))
-        return WEXITSTATUS(wait_status);
-    if (WIFSIGNALED(wait_status))
-        return exit_code::interrupted_base + WTERMSIG(wait_status);
-    return exit_code::error;
-}
-
 // One term: the leader task. Cancelled by the elector when leadership is lost, or when the
 // run is stopped; the key is released after it returns.
 asio::awaitable<void> lead(elect_state& st, leadership l) {
@@ -150,15 +141,13 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         co_return;
     }
 
-    child_options o;
-    o.argv = child_argv(cfg.command, cfg.shell);
-    o.extra_env = {"CONSUL_LOCK_HELD=true", "CONCLAVE_LEADER=true", "CONCLAVE_LOCK_TOKEN=" + token};
-    o.pass_stdin = cfg.pass_stdin;
-    o.own_process_group = !in_terminal_foreground();
-    std::unique_ptr<child_process> child;
+    const auto o = child_options(
+        cfg.command, cfg.shell, cfg.pass_stdin,
+        {"CONSUL_LOCK_HELD=true", "CONCLAVE_LEADER=true", "CONCLAVE_LOCK_TOKEN=" + token});
+    std::unique_ptr<programs::child_process> child;
     try {
-        child = std::make_unique<child_process>(co_await asio::this_coro::executor, o);
-    } catch (const boost::system::system_error& e) {
+        child = std::make_unique<programs::child_process>(o);
+    } catch (const std::system_error& e) {
         say("Error starting child '" + o.argv.front() + "': " + e.code().message() +
             " (check the command and PATH)");
     }
@@ -176,7 +165,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
     if (cfg.verbose)
         say("Started child (pid " + std::to_string(child->pid()) + ")");
 
-    const auto ec = co_await child->async_wait_exit();
+    const auto ec = co_await programs::async_wait_exit(*child);
     if (!ec) {
         // The child ended by itself: so does the term.
         const int status = child->reap();
@@ -184,9 +173,10 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         if (!leading)
             say("Leadership lost while the child ran");
         else if (cfg.verbose)
-            say("Child terminated (" + describe_wait_status(status) + "), ending the term");
+            say("Child terminated (" + programs::describe_wait_status(status) +
+                "), ending the term");
         if (cfg.once)
-            st.request_stop(leading ? shell_status(status) : exit_code::lock_lost);
+            st.request_stop(leading ? programs::shell_status(status) : exit_code::lock_lost);
         if (st.stop)
             co_await park(); // as above: released once, by the cancelled run
         co_return;
@@ -206,7 +196,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
             st.request_stop(exit_code::lock_lost);
     }
     if (cfg.verbose)
-        say("Child terminated (" + describe_wait_status(status) + ")");
+        say("Child terminated (" + programs::describe_wait_status(status) + ")");
 }
 
 asio::awaitable<void> campaign(elect_state& st, client& consul) {

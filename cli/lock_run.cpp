@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "child/exit_wait.hpp"
+#include "child/wait_status.hpp"
 #include "child_control.hpp"
-#include "child_process.hpp"
 #include "codec/duration.hpp"
 #include "exit_codes.hpp"
 #include "lock_holder.hpp"
@@ -13,11 +14,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 
 #include <csignal>
 #include <cstdio>
 #include <sys/wait.h>
+#include <system_error>
 
 namespace conclave::cli {
 
@@ -56,17 +57,10 @@ std::string describe_loss(const error_code& ec) {
     return ec.message();
 }
 
-std::string child_environment_token(const lock_holder& holder) {
-    return "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string();
-}
-
-child_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
-    child_options o;
-    o.argv = child_argv(cfg.command, cfg.shell);
-    o.extra_env = {"CONSUL_LOCK_HELD=true", child_environment_token(holder)};
-    o.pass_stdin = cfg.pass_stdin;
-    o.own_process_group = !in_terminal_foreground();
-    return o;
+programs::spawn_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
+    return child_options(
+        cfg.command, cfg.shell, cfg.pass_stdin,
+        {"CONSUL_LOCK_HELD=true", "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string()});
 }
 
 // Release, delete the key(s) if nobody else uses them, destroy the session: on every path
@@ -155,17 +149,18 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     if (cfg.verbose)
         say("Lock acquired (" + holder->token().to_string() + "), starting child");
     int code = exit_code::ok;
-    std::unique_ptr<child_process> child;
+    std::unique_ptr<programs::child_process> child;
     const auto options = make_child_options(cfg, *holder);
     try {
-        child = std::make_unique<child_process>(ex, options);
-    } catch (const boost::system::system_error& e) {
+        child = std::make_unique<programs::child_process>(options);
+    } catch (const std::system_error& e) {
         say("Error starting child '" + options.argv.front() + "': " + e.code().message() +
             " (check the command and PATH)");
         code = exit_code::error;
     }
     if (child) {
-        auto r = co_await (child->async_wait_exit() || holder->wait_lost() || next_signal(signals));
+        auto r = co_await (programs::async_wait_exit(*child) || holder->wait_lost() ||
+                           next_signal(signals));
         int status = 0;
         if (r.index() == 0) {
             status = child->reap();
@@ -174,7 +169,8 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
                 say("Lock lost while the child ran");
                 code = exit_code::lock_lost;
             } else if (cfg.verbose) {
-                say("Child terminated (" + describe_wait_status(status) + "), releasing lock");
+                say("Child terminated (" + programs::describe_wait_status(status) +
+                    "), releasing lock");
             }
         } else if (r.index() == 1) {
             say("Lock lost (" + describe_loss(std::get<1>(r)) + "), killing child");

@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "child/exit_wait.hpp"
+#include "child/wait_status.hpp"
 #include "cli/cli_fixture.hpp"
-#include "support/child_process.hpp"
 #include "support/run.hpp"
+#include "support/test_child.hpp"
 
 #include <boost/asio/post.hpp>
 
 #include <atomic>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
 #include <future>
-#include <poll.h>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace conclave::test::cli {
@@ -84,39 +81,20 @@ process::process(std::vector<std::string> args, std::vector<std::string> env) {
     out_path_ = base + ".out";
     err_path_ = base + ".err";
     args.insert(args.begin(), CONCLAVE_EXE);
-    pid_ = spawn_child({std::move(args), std::move(env), out_path_, err_path_});
+    child_ = std::make_unique<programs::child_process>(
+        test_child(std::move(args), std::move(env), out_path_, err_path_));
 }
 
 process::~process() {
-    if (pid_ > 0 && !status_) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, nullptr, 0);
-    }
+    child_.reset(); // SIGKILL and reap if still running, before its output goes
     ::unlink(out_path_.c_str());
     ::unlink(err_path_.c_str());
 }
 
-void process::signal(int sig) const {
-    if (!status_)
-        ::kill(pid_, sig);
-}
-
 std::optional<int> process::wait_for(std::chrono::milliseconds limit) {
-    if (status_)
-        return status_;
-    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
-    if (fd < 0)
-        throw std::runtime_error("pidfd_open failed");
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, int(limit.count()));
-    ::close(fd);
-    if (ready <= 0)
+    if (!programs::wait_exit_for(*child_, limit))
         return std::nullopt;
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return status_;
+    return programs::shell_status(child_->reap());
 }
 
 int process::wait(std::chrono::milliseconds limit) {

@@ -5,6 +5,7 @@
 // session, no key).
 #pragma once
 
+#include "child/child_process.hpp"
 #include "support/consul_server.hpp"
 
 #include <conclave/client.hpp>
@@ -17,6 +18,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -60,8 +62,8 @@ public:
     process(const process&) = delete;
     process& operator=(const process&) = delete;
 
-    pid_t pid() const { return pid_; }
-    void signal(int sig) const;
+    pid_t pid() const { return child_->pid(); }
+    void signal(int sig) const { child_->signal(sig); }
     /// Waits for the exit (pidfd + poll, no sleeps). The exit status, 128 + the signal
     /// for a process killed by one, or nothing when `limit` passed.
     std::optional<int> wait_for(std::chrono::milliseconds limit);
@@ -71,9 +73,8 @@ public:
     std::string err() const;
 
 private:
-    pid_t pid_ = -1;
-    std::optional<int> status_;
     std::string out_path_, err_path_;
+    std::unique_ptr<programs::child_process> child_;
 };
 
 std::string read_file(const std::string& path);

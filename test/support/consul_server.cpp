@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "support/child_process.hpp"
 #include "support/consul_server.hpp"
+#include "support/test_child.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -22,7 +22,6 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -130,18 +129,6 @@ void remove_stale_dirs() {
 
 std::string duration_text(std::chrono::milliseconds d) {
     return std::to_string(d.count()) + "ms";
-}
-
-/// Waits for pid without blocking: true (and the pid reaped) when it has exited.
-bool exited(pid_t pid) {
-    int status = 0;
-    return ::waitpid(pid, &status, WNOHANG) == pid;
-}
-
-void kill_and_reap(pid_t pid) {
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
 }
 
 } // namespace
@@ -257,11 +244,12 @@ std::vector<std::string> consul_server::arguments(std::size_t i) const {
 
 bool consul_server::spawn(std::size_t i) {
     auto& s = servers_[i];
-    s.pid = spawn_child({arguments(i), {}, s.log_path, s.log_path});
+    s.process = std::make_unique<programs::child_process>(
+        test_child(arguments(i), {}, s.log_path, s.log_path));
     // Consul binds its ports within milliseconds of starting; one that cannot exits.
     for (int k = 0; k < 50; ++k) {
-        if (exited(s.pid)) {
-            s.pid = -1;
+        if (s.process->exited()) {
+            s.process.reset();
             return false;
         }
         if (http_get(s.http, "/v1/status/leader", 200ms))
@@ -272,11 +260,7 @@ bool consul_server::spawn(std::size_t i) {
 }
 
 void consul_server::kill(std::size_t i) {
-    auto& s = servers_.at(i);
-    if (s.pid > 0) {
-        kill_and_reap(s.pid);
-        s.pid = -1;
-    }
+    servers_.at(i).process.reset(); // SIGKILL and reap
 }
 
 void consul_server::respawn(std::size_t i) {
@@ -309,7 +293,7 @@ void consul_server::reset() {
 
 std::optional<std::size_t> consul_server::leader() const {
     for (std::size_t i = 0; i < servers_.size(); ++i) {
-        if (servers_[i].pid <= 0)
+        if (!running(i))
             continue;
         auto r = http_get(servers_[i].http, "/v1/status/leader");
         if (!r || r->first != 200)
@@ -345,11 +329,11 @@ void consul_server::wait_ready(std::chrono::milliseconds limit) const {
     };
     // No event tells when another process is ready: poll it.
     for (std::size_t i = 0; i < servers_.size(); ++i) {
-        while (servers_[i].pid > 0 && !ready(i)) {
+        while (running(i) && !ready(i)) {
             if (std::chrono::steady_clock::now() >= end)
                 throw std::runtime_error("consul server " + std::to_string(i) +
                                          " not ready in time");
-            if (exited(servers_[i].pid))
+            if (servers_[i].process->exited())
                 throw std::runtime_error("consul server " + std::to_string(i) + " exited");
             std::this_thread::sleep_for(20ms);
         }

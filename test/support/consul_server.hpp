@@ -8,12 +8,14 @@
 // directories. Start servers from a thread that outlives them (the test's main thread).
 #pragma once
 
+#include "child/child_process.hpp"
+
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -44,7 +46,7 @@ public:
     std::uint16_t http_port(std::size_t i = 0) const { return servers_.at(i).http; }
     /// The node name server `i` registers (sessions created through it default to it).
     std::string node_name(std::size_t i = 0) const;
-    bool running(std::size_t i) const { return servers_.at(i).pid > 0; }
+    bool running(std::size_t i) const { return servers_.at(i).process != nullptr; }
 
     /// SIGKILLs server `i` and reaps it (a crash: no leave, no goodbye to the cluster).
     void kill(std::size_t i);
@@ -68,7 +70,7 @@ private:
         std::uint16_t http = 0, serf_lan = 0, serf_wan = 0, rpc = 0;
         std::string data_dir; ///< empty for a dev agent
         std::string log_path;
-        pid_t pid = -1;
+        std::unique_ptr<programs::child_process> process; ///< while it runs
     };
 
     void shut_down();
