@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Small re-implementations of Go standard-library behaviour whose exact output Consul
-// exposes on the wire: strconv quoting and integer parsing errors, base64 decoding errors,
-// go-memdb's UUID index parsing. Sans-I/O, no Boost.
+// exposes on the wire: strconv quoting and integer parsing errors, go-memdb's UUID index
+// parsing. (Go's base64 is codec/base64.hpp.) Sans-I/O, no Boost.
 #pragma once
 
 #include <cstddef>
@@ -25,14 +25,6 @@ struct parsed_uint {
 
 /// strconv.ParseUint(s, 10, bits).
 parsed_uint go_parse_uint(std::string_view s, int bits = 64);
-
-struct decoded_bytes {
-    std::optional<std::string> value;
-    std::string error; ///< `illegal base64 data at input byte N`
-};
-
-/// base64.StdEncoding.DecodeString, with Go's error offsets.
-decoded_bytes go_base64_decode(std::string_view s);
 
 struct parsed_uuid {
     std::optional<std::string> bytes; ///< the index key go-memdb derives from the text

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
+#include "codec/base64.hpp"
 #include "codec/json.hpp"
 #include "gojson.hpp"
 #include "goutil.hpp"
@@ -67,11 +68,12 @@ void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
                 op.entry.session = std::move(f.text);
         } else if (name == "Value") {
             if (f.k == kind::string) {
-                auto decoded = go_base64_decode(f.text);
-                if (!decoded.value)
-                    errs.save(decoded.error);
+                std::size_t bad_byte = 0;
+                auto decoded = codec::base64_decode(f.text, &bad_byte);
+                if (!decoded)
+                    errs.save("illegal base64 data at input byte " + std::to_string(bad_byte));
                 else
-                    op.entry.value = std::move(*decoded.value);
+                    op.entry.value = std::move(*decoded);
             } else if (f.k == kind::array) {
                 std::string bytes;
                 for (const auto& item : f.items) {

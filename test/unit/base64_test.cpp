@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-// Standard padded base64 (KV values in Consul's JSON).
+// Standard padded base64 (KV values in Consul's JSON), as Go reads and writes it.
 #include "codec/base64.hpp"
 
 #include <catch2/catch.hpp>
@@ -101,7 +101,6 @@ TEST_CASE("base64: characters outside the standard alphabet are rejected", "[cod
     CHECK_FALSE(base64_decode("Zm 9"));         // inner space
     CHECK_FALSE(base64_decode("Zm9vYmFy    ")); // trailing whitespace
     CHECK_FALSE(base64_decode("    Zm9vYmFy")); // leading whitespace
-    CHECK_FALSE(base64_decode("Zm9vYmF\n"));
 }
 
 TEST_CASE("base64: padding only at the end, at most two", "[codec][base64]") {
@@ -119,4 +118,27 @@ TEST_CASE("base64: non-zero trailing bits are accepted, as Go's StdEncoding does
     // Consul decodes with Go's non-strict StdEncoding, which ignores the unused bits.
     CHECK(base64_decode("Zh==") == "f"s);
     CHECK(base64_decode("Zm9=") == "fo"s);
+}
+
+TEST_CASE("base64: newlines anywhere are skipped, as Go's decoder skips them", "[codec][base64]") {
+    CHECK(base64_decode("Zm9v\nYmFy") == "foobar"s);
+    CHECK(base64_decode("\r\nZm\r9vYg=\n=\n") == "foob"s);
+    CHECK(base64_decode("\n") == ""s);
+}
+
+TEST_CASE("base64: the offset of a failure is Go's CorruptInputError", "[codec][base64]") {
+    // The dev agent reports it as Consul does: "illegal base64 data at input byte N".
+    const auto offset = [](std::string_view text) {
+        std::size_t at = 12345;
+        CHECK_FALSE(base64_decode(text, &at));
+        return at;
+    };
+    CHECK(offset("YQ") == 0);       // a short final quantum: where it starts
+    CHECK(offset("YQ=") == 3);      // "x=" without its second '='
+    CHECK(offset("YQ=A") == 2);     // ... followed by something else
+    CHECK(offset("Y!==") == 1);     // outside the alphabet
+    CHECK(offset("Y===") == 1);     // padding after one sextet
+    CHECK(offset("YQ==YQ==") == 4); // anything after the padding
+    CHECK(offset("YWJj\nY") == 5);
+    CHECK(offset("Zm9vYmF\n") == 5); // si - j, with the newline counted in si
 }
