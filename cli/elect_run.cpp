@@ -236,7 +236,7 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
         bool retry_later = false;
         if (r.index() == 0 && !st.stop) {
             const auto [ec] = std::get<0>(r);
-            if (ec == errc::session_invalidated) {
+            if (ec == errc::session_invalidated || ec == errc::session_expired) {
                 say("Session lost, campaigning again with a new session");
                 retry_wait = std::chrono::seconds{1};
             } else if (ec == errc::conflict) {

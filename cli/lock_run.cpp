@@ -53,7 +53,9 @@ std::string describe_loss(const error_code& ec) {
     if (ec == errc::lock_lost)
         return "its key was taken, released or deleted, or could not be read";
     if (ec == errc::session_invalidated)
-        return "its session was invalidated or could not be renewed in time";
+        return "its session was invalidated";
+    if (ec == errc::session_expired)
+        return "its session could not be renewed in time";
     return ec.message();
 }
 

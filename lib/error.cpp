@@ -20,6 +20,8 @@ public:
             return "operation timed out";
         case errc::session_invalidated:
             return "session invalidated (Consul no longer knows it)";
+        case errc::session_expired:
+            return "session expired: no renewal reached Consul within its TTL";
         case errc::lock_lost:
             return "lock lost";
         case errc::conflict:

@@ -154,6 +154,8 @@ asio::awaitable<std::uint64_t> run_blocking(watch_hub& hub, std::mt19937_64& rng
             probe->disarm();
         if (w->reset)
             co_return std::max<std::uint64_t>(eval(nullptr), 1);
+        if (w->gone && probe)
+            probe->counted_until(deadline);
         if (w->gone || !w->fired)
             co_return index; // timeout: Consul 1.8 keeps its last evaluation
     }

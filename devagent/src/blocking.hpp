@@ -75,6 +75,10 @@ public:
     virtual void arm(std::function<void()> on_gone) = 0;
     /// Stops watching; on_gone will not be called afterwards.
     virtual void disarm() = 0;
+    /// The client went away during a wait that would have lasted until `until`: Consul
+    /// keeps such a query, and counts its connection against the per-client limit, until
+    /// then (the dev agent ends the wait at once but keeps the count).
+    virtual void counted_until(std::chrono::steady_clock::time_point until) = 0;
 };
 
 /// Evaluates a query: fills the caller's result and returns its index; collects the

@@ -16,6 +16,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <unordered_set>
 
 namespace conclave::dev::detail {
@@ -71,6 +72,7 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
     clock::time_point watchdog_at = clock::time_point::max(); ///< max: not waiting
     bool finished = false;
     std::function<void()> on_gone;
+    clock::time_point counted_until_time{}; ///< (disconnect_probe::counted_until)
     std::uint64_t generation = 0;
     bool armed = false;
 
@@ -132,6 +134,8 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
         });
     }
 
+    void counted_until(clock::time_point until) override { counted_until_time = until; }
+
     void disarm() override {
         if (!armed)
             return;
@@ -171,14 +175,32 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
     agent_impl& agent;
     tcp::acceptor acceptor;
     std::unordered_set<connection*> connections;
+    std::map<asio::ip::address, std::size_t> open_per_client; // (max_conns_per_client)
+    std::multimap<std::chrono::steady_clock::time_point, asio::ip::address> counted_until;
     std::uint16_t port = 0;
     bool stopped = false;
 
     static asio::awaitable<void> accept_loop(std::shared_ptr<impl> self,
                                              std::shared_ptr<agent_impl> owner);
+    /// Consul's answer to a connection beyond max_conns_per_client: a 429, then close.
+    static asio::awaitable<void> refuse(tcp::socket socket);
+    /// A connection of `client` no longer counts against max_conns_per_client.
+    void count_out(const asio::ip::address& client) {
+        if (--open_per_client[client] == 0)
+            open_per_client.erase(client);
+    }
+    /// Counts out, when it comes, the connections whose count outlives them (see
+    /// disconnect_probe::counted_until). Only an accept needs the counts: no timer.
+    void count_out_expired() {
+        const auto now = std::chrono::steady_clock::now();
+        while (!counted_until.empty() && counted_until.begin()->first <= now) {
+            count_out(counted_until.begin()->second);
+            counted_until.erase(counted_until.begin());
+        }
+    }
     static asio::awaitable<void> serve(std::shared_ptr<impl> self,
                                        std::shared_ptr<agent_impl> owner,
-                                       std::shared_ptr<connection> conn);
+                                       std::shared_ptr<connection> conn, asio::ip::address client);
 };
 
 namespace {
@@ -472,29 +494,59 @@ asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
         }
         boost::system::error_code nodelay_ec;
         socket.set_option(tcp::no_delay(true), nodelay_ec);
+        boost::system::error_code peer_ec;
+        const auto client = socket.remote_endpoint(peer_ec).address();
+        const std::size_t limit = owner->cfg.max_conns_per_client;
+        self->count_out_expired();
+        if (!peer_ec && limit > 0 && self->open_per_client[client] >= limit) {
+            asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
+            continue;
+        }
+        ++self->open_per_client[client]; // (serve() counts it out)
         auto conn = std::make_shared<connection>(std::move(socket));
         ++owner->counters.connections_accepted;
         const auto ex = owner->ex;
-        asio::co_spawn(ex, serve(self, owner, std::move(conn)), [](std::exception_ptr) {
+        asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
             // A failing connection only ends itself.
         });
     }
 }
 
+asio::awaitable<void> http_server::impl::refuse(tcp::socket socket) {
+    // Consul's bytes (go-connlimit's HTTP answer), written before reading anything.
+    static constexpr std::string_view too_many =
+        "HTTP/1.1 429 Too Many Requests\r\n"
+        "Content-Type: text/plain\r\n"
+        "Content-Length: 81\r\n"
+        "Connection: close\r\n"
+        "\r\n"
+        "Your IP is issuing too many concurrent connections, please rate limit your calls\n";
+    co_await asio::async_write(socket, asio::buffer(too_many), use);
+    boost::system::error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+}
+
 asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                                                std::shared_ptr<agent_impl> owner,
-                                               std::shared_ptr<connection> conn) {
+                                               std::shared_ptr<connection> conn,
+                                               asio::ip::address client) {
     self->connections.insert(conn.get());
     ++owner->counters.connections_open;
     struct unregister {
-        impl& s;
+        std::shared_ptr<impl> s;
         agent_impl& a;
         connection* c;
+        asio::ip::address client;
         ~unregister() {
-            s.connections.erase(c);
+            s->connections.erase(c);
             --a.counters.connections_open;
+            if (c->counted_until_time > connection::clock::now())
+                s->counted_until.emplace(c->counted_until_time, client);
+            else
+                s->count_out(client);
         }
-    } guard{*self, *owner, conn.get()};
+    } guard{self, *owner, conn.get(), client};
 
     connection& stream = *conn;
     beast::flat_buffer buffer;

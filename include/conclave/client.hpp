@@ -26,6 +26,15 @@ struct client_stats {
     std::uint64_t retries = 0;  ///< GETs retried after a stale keep-alive connection
     std::size_t open_connections = 0;
     std::size_t idle_connections = 0;
+    /// Connections the client may hold at once: max_connections, or fewer once Consul
+    /// refused one (its limits.http_max_conns_per_client, shared by every client on this
+    /// address, is reached: the client then keeps to the connections it has).
+    std::size_t connection_limit = 0;
+    /// Blocking queries that may run at once: the rest of connection_limit is kept for
+    /// short requests (session renewals, acquires, releases), which never wait for a
+    /// blocking query to end.
+    std::size_t blocking_query_limit = 0;
+    std::uint64_t refused_connects = 0; ///< connections Consul refused for its limit
 };
 
 /// A Consul HTTP client with a bounded keep-alive connection pool.

@@ -45,9 +45,17 @@ struct CONCLAVE_DECL client_config {
     std::string token;              ///< ACL token, sent as X-Consul-Token (empty: none)
     std::string datacenter;         ///< default ?dc= for every request (empty: agent's)
 
-    /// At most this many connections; further requests wait for one (blocking queries
-    /// hold a connection for their whole wait, so they count too).
+    /// At most this many connections (and at most consul_connection_limit); further
+    /// requests wait for one. Blocking queries hold a connection for their whole wait: they
+    /// may use all but an eighth of them, and the rest is kept for short requests (session
+    /// renewals, acquires, releases), which so never wait for a blocking query to end.
     std::size_t max_connections = 32;
+    /// This client's share of the connections Consul accepts from one IP address at once:
+    /// Consul's limits.http_max_conns_per_client (200 by default), or less when other
+    /// clients or processes on the address also use it. Beyond it Consul refuses a new
+    /// connection with a 429; the client then keeps to the connections it has (client_stats
+    /// says so), but its blocking queries may hold them all until their waits end.
+    std::size_t consul_connection_limit = 200;
     std::chrono::milliseconds connect_timeout{5000};
     /// Deadline of a non-blocking request. Blocking reads get wait + wait/16 + this.
     std::chrono::milliseconds request_timeout{10000};

@@ -128,7 +128,8 @@ public:
     /// lost (lost signal of the lock: owner change, deletion, session loss, local
     /// deadline), releases the key after it returns, and campaigns again. Also when `task`
     /// returns by itself: the key is released and the campaign starts over.
-    /// Completes with errc::session_invalidated when the session is lost (there is no
+    /// Completes with the session's loss reason (errc::session_invalidated or
+    /// errc::session_expired) when the session is lost (there is no
     /// campaigning without it), errc::conflict when the key is not a lock key, and
     /// operation_aborted when cancelled (after the task returned and, with
     /// release_on_stop, the key was released). One async_run per elector at a time.

@@ -37,6 +37,9 @@ enum class errc {
     invalid_config,      ///< client_config / environment could not be used
     pool_closed,         ///< the client was closed while the operation waited
     task_failed,         ///< a user task run by a recipe (leader task) threw an exception
+    /// The session's TTL ran out before a renewal reached Consul (Consul down, slow or
+    /// unreachable): Consul may still know it for a while, but cannot be relied on to.
+    session_expired,
 };
 
 CONCLAVE_DECL const boost::system::error_category& category() noexcept;

@@ -96,7 +96,8 @@ public:
 
     /// Completes when the lock is lost: errc::lock_lost when the key changed owner, was
     /// deleted or released, or could not be read for monitor_retries tries;
-    /// errc::session_invalidated when the session was lost or its local deadline passed.
+    /// the session's loss reason when it was lost (errc::session_invalidated) or its local
+    /// deadline passed (errc::session_expired).
     /// Never completes with success. operation_aborted when cancelled.
     template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
@@ -148,7 +149,8 @@ public:
     const std::string& key() const noexcept;
 
     /// Waits until the lock is held by `s`. Completes with `void(error_code, lock_lease)`:
-    /// errc::conflict, errc::session_invalidated (the session was lost while waiting),
+    /// errc::conflict, the session's loss reason (errc::session_invalidated or
+    /// errc::session_expired) when it was lost while waiting,
     /// operation_aborted when cancelled. A session that already holds the key gets a lease
     /// without a write. Cancellation at any point leaves the lock not held.
     template <class Token = default_token_t>

@@ -63,8 +63,9 @@ public:
 
     /// Completes when the permit is lost: errc::lock_lost when this session left the
     /// holder set (pruned because its contender key vanished, or removed by someone), or
-    /// the prefix could not be read for monitor_retries tries; errc::session_invalidated
-    /// when the session was lost. Never success; operation_aborted when cancelled.
+    /// the prefix could not be read for monitor_retries tries; the session's loss reason
+    /// (errc::session_invalidated or errc::session_expired) when the session was lost. Never
+    /// success; operation_aborted when cancelled.
     template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &permit::wait_lost_impl, state_);

@@ -91,8 +91,10 @@ public:
 
     /// Renews the session at TTL/2, retrying transient failures (with backoff) until the
     /// local deadline. Completes with:
-    /// - errc::session_invalidated when Consul no longer knows the session, or when renewals
-    ///   kept failing until the local deadline passed;
+    /// - errc::session_invalidated when Consul no longer knows the session (or it was
+    ///   destroyed);
+    /// - errc::session_expired when renewals kept failing until the local deadline passed
+    ///   (Consul may still know the session, but nothing held with it can be trusted);
     /// - success when the session was destroyed with async_destroy();
     /// - operation_aborted when cancelled (terminal cancellation), at once: the session is
     ///   marked lost and destroyed on Consul in the background (bounded by destroy_timeout,
@@ -103,8 +105,9 @@ public:
         return detail::initiate<void(error_code)>(token, &session::run_impl, state_);
     }
 
-    /// Completes when the session is lost, with errc::session_invalidated (never success);
-    /// operation_aborted when cancelled.
+    /// Completes when the session is lost, with its loss reason (errc::session_invalidated
+    /// or errc::session_expired, as async_run), never success; operation_aborted when
+    /// cancelled.
     template <class Token = default_token_t>
     auto async_wait_lost(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::wait_lost_impl, state_);

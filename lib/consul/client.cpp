@@ -26,7 +26,14 @@ const client_config& client::config() const noexcept {
 
 client_stats client::stats() const noexcept {
     const auto c = impl_->pool->counters();
-    return {impl_->requests, c.connects, impl_->retries, c.open, c.idle};
+    return {impl_->requests,
+            c.connects,
+            impl_->retries,
+            c.open,
+            c.idle,
+            c.limit,
+            impl_->blocking_lane->limit(),
+            c.refused_connects};
 }
 
 void client::close() {
@@ -61,8 +68,7 @@ client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
                       ? std::string("localhost")
                       : config.host + ":" + std::to_string(config.port))
     , pool(std::make_shared<http::pool>(executor, config))
-    , blocking_lane(
-          std::make_shared<http::lane>(http::blocking_lane_limit(config.max_connections))) {}
+    , blocking_lane(std::make_shared<http::lane>(http::blocking_lane_limit(pool->limit()))) {}
 
 namespace {
 
@@ -101,6 +107,22 @@ bool stale_connection_error(const error_code& ec) {
            ec == bhttp::error::partial_message;
 }
 
+// How long Consul may hold a blocking query: its wait (default 5 min, at most 10), plus up to
+// wait/16 of jitter Consul adds.
+http::clock::duration server_wait(const api_call& call) {
+    const auto wait =
+        call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
+    return wait + wait / 16;
+}
+
+// Consul's answer to a connection beyond its per-client limit (limits.http_max_conns_per_client,
+// 200 by default), written as soon as it accepts the connection, before reading anything:
+// the request on it was never read.
+bool refused_for_connection_limit(const api_reply& reply) {
+    return reply.status == 429 &&
+           reply.body.find("too many concurrent connections") != std::string::npos;
+}
+
 void describe_failure(const api_call& call, const error_code& ec, const client_config& cfg) {
     if (!call.diag)
         return;
@@ -126,27 +148,23 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     req.body = std::move(call.body);
 
     http::clock::duration timeout = config.request_timeout;
-    if (call.blocking) {
-        auto wait =
-            call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
-        timeout += wait + wait / 16; // Consul adds up to wait/16 of jitter
-    }
+    if (call.blocking)
+        timeout += server_wait(call);
     auto deadline = http::clock::now() + timeout;
     if (call.deadline && *call.deadline < deadline)
         deadline = *call.deadline;
 
-    http::lane::ticket lane_place; // held until this call returns
-    if (call.blocking) {
-        auto [ec, place] = co_await blocking_lane->enter(deadline);
-        if (ec) {
-            describe_failure(call, ec, config);
-            co_return result{ec, {}};
-        }
-        lane_place = std::move(place);
-    }
-
+    http::lane::ticket lane_place; // a blocking query's place, held until it returns
     for (int attempt = 0;; ++attempt) {
         error_code ec;
+        if (call.blocking && !lane_place) {
+            auto [lane_ec, place] = co_await blocking_lane->enter(deadline);
+            if (lane_ec) {
+                describe_failure(call, lane_ec, config);
+                co_return result{lane_ec, {}};
+            }
+            lane_place = std::move(place);
+        }
         http::lease conn = pool->take_idle();
         if (!conn) {
             auto [acquire_ec, acquired] = co_await pool->acquire(deadline);
@@ -164,13 +182,40 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         // apply it even with its connection closed, and possibly after whatever the caller
         // sends next on another connection (the undo of this very write, for instance).
         const bool write = call.method != bhttp::verb::get && call.finish_once_sent;
+        const bool fresh = !conn.reused(); // (a refusal can only come on a fresh one)
+        // A blocking query abandoned by its caller (cancelled: an error or an exception
+        // ends the exchange): Consul 1.8 does not notice a closed connection while the
+        // query waits, and counts it against its per-client limit until the wait is over.
+        // So does the pool, or its next connection could be refused.
+        if (call.blocking)
+            conn.hold_slot_until(http::clock::now() + server_wait(call));
         ec = co_await conn->exchange(req, reply, remaining, config.max_response_body, write);
+        if (call.blocking && ec != asio::error::operation_aborted)
+            conn.hold_slot_until({}); // answered, or ended by the server or the deadline
         if (write && (co_await asio::this_coro::cancellation_state).cancelled() !=
                          asio::cancellation_type::none) {
             if (!ec)
                 conn.give_back();
             describe_failure(call, asio::error::operation_aborted, config);
             co_return result{asio::error::operation_aborted, {}};
+        }
+        if (!ec && fresh && refused_for_connection_limit(reply)) {
+            // The address holds all the connections Consul accepts from it: keep to those
+            // (blocking queries to fewer of them, so that short requests keep some), and
+            // send the request again on one of them. Not a retry loop: every refusal
+            // lowers the limit, and with no connection left to use the request fails.
+            const std::size_t accepted = pool->connection_refused();
+            conn = {};       // (after: its slot is the one over the new limit)
+            lane_place = {}; // a blocking query queues again, under the new limit
+            blocking_lane->set_limit(http::blocking_lane_limit(pool->limit()));
+            if (accepted > 0)
+                continue;
+            const auto refused = status_error(call, reply);
+            if (call.diag)
+                call.diag->client_message +=
+                    " (Consul accepts no more connections from this address: its "
+                    "limits.http_max_conns_per_client is taken by other clients)";
+            co_return result{refused, {}};
         }
         if (!ec) {
             conn.give_back();
@@ -179,7 +224,7 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         // Not a blocking query: its caller's loop re-reads without blocking first (the
         // server may have restarted with a lower index, which would hold a retry for the
         // whole wait).
-        const bool retry = attempt == 0 && conn.reused() && call.method == bhttp::verb::get &&
+        const bool retry = attempt == 0 && !fresh && call.method == bhttp::verb::get &&
                            !call.blocking && stale_connection_error(ec);
         conn = {}; // discard the broken connection, freeing its slot
         if (retry) {

@@ -230,6 +230,7 @@ private:
         // A response read in full just as the deadline closed the socket is still a
         // success, on a connection that is gone.
         reusable_ = parser.keep_alive() && !parser.need_eof() && !watchdog_.expired();
+        answered_ = true;
         co_return error_code{};
     }
 

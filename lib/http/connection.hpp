@@ -40,6 +40,9 @@ public:
 
     /// True until a response asked to close the connection or an exchange failed.
     bool reusable() const noexcept { return reusable_; }
+    /// True once an exchange on it completed. One that never did may have gone stale
+    /// unseen only if it sat idle, and may hold a refusal Consul wrote on accepting it.
+    bool answered() const noexcept { return answered_; }
     /// For an idle connection: true when the server has closed it (or sent anything, which
     /// an idle HTTP/1.1 connection never gets but a close: TLS close_notify). One
     /// non-blocking peek at the socket.
@@ -49,6 +52,7 @@ public:
 
 protected:
     bool reusable_ = true;
+    bool answered_ = false;
 };
 
 /// Builds the TLS context a client uses (CA, client certificate, verification).

@@ -49,6 +49,7 @@ public:
             return *this;
         }
         ~ticket() { release(); }
+        explicit operator bool() const noexcept { return owner_ != nullptr; }
 
     private:
         void release() {
@@ -78,6 +79,12 @@ public:
     }
 
     std::size_t in_use() const noexcept { return used_; }
+    std::size_t limit() const noexcept { return limit_; }
+
+    /// A new cap (at least 1). Lowered below the places taken, the holders keep theirs
+    /// until they leave (a blocking query cannot be ended early: Consul keeps counting its
+    /// connection until its wait is over) and nobody gets in meanwhile.
+    void set_limit(std::size_t limit) { limit_ = limit == 0 ? 1 : limit; }
 
 private:
     struct waiter {
@@ -88,7 +95,7 @@ private:
     };
 
     void leave() {
-        if (waiters_.empty()) {
+        if (waiters_.empty() || used_ > limit_) {
             --used_;
             return;
         }

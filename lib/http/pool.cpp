@@ -11,19 +11,25 @@ namespace conclave::detail::http {
 
 lease& lease::operator=(lease&& other) noexcept {
     if (this != &other) {
-        if (pool_ && conn_)
-            pool_->release(std::move(conn_));
+        drop();
         pool_ = std::move(other.pool_);
         conn_ = std::move(other.conn_);
-        reused_ = other.reused_;
+        hold_until_ = other.hold_until_;
     }
     return *this;
 }
 
 lease::~lease() {
+    drop();
+}
+
+void lease::drop() noexcept {
     if (pool_ && conn_) {
         conn_.reset(); // never reuse a connection whose exchange did not finish
-        pool_->free_slot();
+        if (hold_until_ > clock::now())
+            pool_->free_slot_at(hold_until_);
+        else
+            pool_->free_slot();
     }
 }
 
@@ -44,6 +50,8 @@ struct pool::waiter {
     ~waiter() {
         if (queued)
             owner.waiters_.erase(pos);
+        if (owner.waiters_.empty())
+            owner.held_timer_.cancel();
         if (conn) // handed a connection but gone (cancelled): pass it on
             owner.release(std::move(conn));
         else if (slot_granted)
@@ -66,11 +74,13 @@ struct pool::waiter {
 
 pool::pool(asio::any_io_executor ex, client_config cfg)
     : ex_(std::move(ex))
-    , cfg_(std::move(cfg)) {
+    , cfg_(std::move(cfg))
+    , held_timer_(ex_) {
     if (cfg_.tls.enabled)
         tls_ = make_tls_context(cfg_.tls);
     if (cfg_.max_connections == 0)
         cfg_.max_connections = 1;
+    limit_ = std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
 }
 
 asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point deadline) {
@@ -81,13 +91,16 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
 
     if (auto idle = take_idle())
         co_return result{error_code{}, std::move(idle)};
-    if (open_ < cfg_.max_connections) {
+    free_expired_slots();
+    if (open_ < limit_) {
         ++open_;
     } else {
         waiter w{*this, ex_, deadline};
+        if (waiters_.size() == 1)
+            watch_held_slots();
         auto [ec] = co_await w.timer.async_wait(asio::as_tuple(asio::use_awaitable));
         if (w.conn)
-            co_return result{error_code{}, lease{self, std::move(w.conn), true}};
+            co_return result{error_code{}, lease{self, std::move(w.conn)}};
         if (w.slot_granted) {
             w.slot_granted = false; // ours now: fall through to open a connection
         } else if (w.closed) {
@@ -118,7 +131,7 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
     }
     guard.p = nullptr;
     ++connects_;
-    co_return result{error_code{}, lease{self, std::move(conn), false}};
+    co_return result{error_code{}, lease{self, std::move(conn)}};
 }
 
 lease pool::take_idle() {
@@ -134,7 +147,7 @@ lease pool::take_idle() {
         // lock cycle would otherwise pay per request.
         if (idle_for < cfg_.idle_timeout &&
             (idle_for < std::chrono::milliseconds{1} || !c->closed_by_peer()))
-            return lease{shared_from_this(), std::move(c), true};
+            return lease{shared_from_this(), std::move(c)};
         --open_; // expired or closed while idle
     }
     return {};
@@ -157,7 +170,8 @@ void pool::release(std::unique_ptr<connection> c) {
 }
 
 void pool::free_slot() {
-    if (!waiters_.empty() && !closed_) {
+    // Over the limit (it was lowered while the connections were open): the slot goes.
+    if (!waiters_.empty() && !closed_ && open_ <= limit_) {
         waiter* w = waiters_.front();
         w->slot_granted = true; // the slot passes to the waiter; open_ is unchanged
         w->wake();
@@ -168,6 +182,7 @@ void pool::free_slot() {
 
 void pool::close() {
     closed_ = true;
+    held_timer_.cancel();
     open_ -= idle_.size();
     idle_.clear();
     while (!waiters_.empty()) {
@@ -177,8 +192,47 @@ void pool::close() {
     }
 }
 
+void pool::free_slot_at(clock::time_point until) {
+    held_.insert(until);
+    if (!waiters_.empty())
+        watch_held_slots();
+}
+
+void pool::free_expired_slots() {
+    const auto now = clock::now();
+    while (!held_.empty() && *held_.begin() <= now) {
+        held_.erase(held_.begin());
+        free_slot();
+    }
+}
+
+// Only while requests wait for a slot: a timer armed otherwise would keep the program's
+// io_context::run() from returning for the rest of a blocking query's wait.
+void pool::watch_held_slots() {
+    if (held_.empty())
+        return;
+    held_timer_.expires_at(*held_.begin()); // (cancels the wait armed before)
+    held_timer_.async_wait([weak = weak_from_this()](error_code ec) {
+        auto self = weak.lock();
+        if (!self || ec)
+            return;
+        self->free_expired_slots();
+        if (!self->waiters_.empty())
+            self->watch_held_slots();
+    });
+}
+
+std::size_t pool::connection_refused() {
+    ++refused_;
+    // open_ counts the refused connection's slot: the others are what Consul accepted.
+    limit_ = std::min(limit_, open_ > 0 ? open_ - 1 : 0);
+    if (limit_ == 0)
+        limit_ = 1; // a later connection may be accepted once the address has fewer
+    return open_ > 0 ? open_ - 1 : 0;
+}
+
 pool_counters pool::counters() const {
-    return {connects_, open_, idle_.size()};
+    return {connects_, open_, idle_.size(), limit_, refused_};
 }
 
 } // namespace conclave::detail::http

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace conclave::detail::http {
@@ -21,10 +22,9 @@ class pool;
 class lease {
 public:
     lease() = default;
-    lease(std::shared_ptr<pool> p, std::unique_ptr<connection> c, bool reused)
+    lease(std::shared_ptr<pool> p, std::unique_ptr<connection> c)
         : pool_(std::move(p))
-        , conn_(std::move(c))
-        , reused_(reused) {}
+        , conn_(std::move(c)) {}
     lease(lease&&) noexcept = default;
     lease& operator=(lease&& other) noexcept;
     ~lease();
@@ -33,20 +33,27 @@ public:
     connection& operator*() const { return *conn_; }
     connection* operator->() const { return conn_.get(); }
     /// True when the connection served earlier requests (it may have gone stale).
-    bool reused() const { return reused_; }
+    bool reused() const { return conn_ && conn_->answered(); }
     /// Returns the connection, for reuse if it is still reusable.
     void give_back();
+    /// When the connection is dropped (not given back): Consul counts it until `until`
+    /// (a blocking query it still holds), so its slot stays taken until then.
+    void hold_slot_until(clock::time_point until) { hold_until_ = until; }
 
 private:
+    void drop() noexcept;
+
     std::shared_ptr<pool> pool_;
     std::unique_ptr<connection> conn_;
-    bool reused_ = false;
+    clock::time_point hold_until_{};
 };
 
 struct pool_counters {
     std::uint64_t connects = 0;
     std::size_t open = 0;
     std::size_t idle = 0;
+    std::size_t limit = 0;              ///< connections allowed at once now
+    std::uint64_t refused_connects = 0; ///< connections Consul refused (its per-client limit)
 };
 
 class pool : public std::enable_shared_from_this<pool> {
@@ -64,6 +71,16 @@ public:
     /// Closes idle connections and fails every waiter with errc::pool_closed.
     void close();
 
+    /// Consul refused a connection this pool opened: the address already holds as many as
+    /// Consul accepts from it (limits.http_max_conns_per_client; other processes on the
+    /// address count too). The pool keeps to the connections it has (the refused one's
+    /// slot included, which the caller's lease still holds): it opens no more, and the
+    /// requests wait for one of those instead. Returns the new limit (0: this pool had no
+    /// other connection, so it cannot reach Consul now).
+    std::size_t connection_refused();
+    /// Connections allowed at once: max_connections, or fewer once Consul refused one.
+    std::size_t limit() const noexcept { return limit_; }
+
     pool_counters counters() const;
     const client_config& config() const { return cfg_; }
 
@@ -73,14 +90,22 @@ private:
 
     void release(std::unique_ptr<connection> c);
     void free_slot();
+    /// Frees a slot at `until` (see lease::hold_slot_until).
+    void free_slot_at(clock::time_point until);
+    void free_expired_slots();
+    void watch_held_slots();
 
     asio::any_io_executor ex_;
     client_config cfg_;
     std::shared_ptr<asio::ssl::context> tls_;
     std::vector<std::unique_ptr<connection>> idle_; // most recently used at the back
     std::list<waiter*> waiters_;
-    std::size_t open_ = 0; // connections in use, idle, or being opened
+    std::size_t open_ = 0; // connections in use, idle, being opened, or held (below)
+    std::multiset<clock::time_point> held_; // slots of dropped connections Consul still counts
+    asio::steady_timer held_timer_;
+    std::size_t limit_; // at most this many open (see connection_refused)
     std::uint64_t connects_ = 0;
+    std::uint64_t refused_ = 0;
     bool closed_ = false;
 };
 

@@ -38,6 +38,11 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
     }
     if (auto options = consul_server_from_env()) {
         options->session_ttl_min = cfg.session_ttl_min;
+        if (cfg.max_conns_per_client != dev::agent_config{}.max_conns_per_client)
+            options->extra_args.insert(options->extra_args.end(),
+                                       {"-hcl", "limits { http_max_conns_per_client = " +
+                                                    std::to_string(cfg.max_conns_per_client) +
+                                                    " }"});
         consul_ = std::make_unique<consul_server>(std::move(*options));
         // On a cluster, a follower: every write is forwarded to the leader.
         if (auto leader = consul_->leader(); leader && consul_->size() > 1)
@@ -123,6 +128,16 @@ bool skip_unless_dev_agent() {
     if ((addr && *addr) || consul_server_from_env()) {
         std::printf("CONCLAVE-SKIPPED: needs the dev agent's private controls "
                     "(the tests run against a real Consul)\n");
+        return true;
+    }
+    return false;
+}
+
+bool skip_unless_isolated() {
+    const char* addr = std::getenv("CONCLAVE_TEST_CONSUL_ADDR");
+    if (addr && *addr) {
+        std::printf("CONCLAVE-SKIPPED: needs a server configured for the test (the tests run "
+                    "against a Consul they did not start)\n");
         return true;
     }
     return false;

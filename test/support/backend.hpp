@@ -70,6 +70,10 @@ private:
 /// private controls but runs against an external Consul.
 bool skip_unless_dev_agent();
 
+/// True (and a visible CTest skip marker is printed) when the test configures its server
+/// (a connection limit, ...) but runs against a Consul it did not start.
+bool skip_unless_isolated();
+
 /// A random RFC 4122-shaped UUID (an ID Consul does not know).
 std::string random_uuid();
 

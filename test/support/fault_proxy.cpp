@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/system/system_error.hpp>
@@ -258,6 +259,12 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
         // Idle: the upstream may close the keep-alive connection; the client must see it.
         const auto got_request = co_await (read_request(c, request_parser) ||
                                            until_closed(c.upstream, c.upstream_buffer));
+        if (got_request.index() == 1 && c.upstream_buffer.size() > 0) {
+            // What the server said unasked before closing (Consul's 429 to a connection
+            // beyond its per-client limit) reaches the client, as without the proxy.
+            co_await asio::async_write(c.client, c.upstream_buffer.data(), use);
+            break;
+        }
         if (got_request.index() != 0 || std::get<0>(got_request))
             break;
         auto& req = request_parser.get();

@@ -24,7 +24,7 @@ constexpr errc all_errcs[] = {
     errc::limit_conflict, errc::lock_delay,          errc::bad_request,  errc::permission_denied,
     errc::not_found,      errc::request_too_large,   errc::rate_limited, errc::server_error,
     errc::unavailable,    errc::unexpected_status,   errc::bad_response, errc::invalid_argument,
-    errc::invalid_config, errc::pool_closed,
+    errc::invalid_config, errc::pool_closed,         errc::task_failed,  errc::session_expired,
 };
 
 } // namespace
@@ -91,6 +91,7 @@ TEST_CASE("error: is_retryable for conclave codes", "[error]") {
     CHECK(is_retryable(errc::unavailable));
 
     CHECK_FALSE(is_retryable(errc::session_invalidated));
+    CHECK_FALSE(is_retryable(errc::session_expired));
     CHECK_FALSE(is_retryable(errc::conflict));
     CHECK_FALSE(is_retryable(errc::bad_request));
     CHECK_FALSE(is_retryable(errc::permission_denied));

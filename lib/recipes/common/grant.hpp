@@ -33,7 +33,7 @@ struct grant_state {
         if (lost || released)
             return std::nullopt;
         if (session->check(std::chrono::steady_clock::now())) {
-            mark_lost(make_error_code(errc::session_invalidated));
+            mark_lost(session->lost);
             return std::nullopt;
         }
         return token;

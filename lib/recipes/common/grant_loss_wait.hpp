@@ -130,7 +130,7 @@ private:
         if (cancelled_)
             return asio::error::operation_aborted;
         if (g.session->check(clock::now())) {
-            g.mark_lost(make_error_code(errc::session_invalidated));
+            g.mark_lost(g.session->lost);
             return g.lost;
         }
         if (hub_.failures() > retries_ || (hub_.known() && !still_held_())) {

@@ -34,7 +34,7 @@ struct session_state {
     /// Marks the session lost if its local deadline has passed. True when lost.
     bool check(clock::time_point now) {
         if (!lost && policy.expired(now))
-            mark_lost(make_error_code(errc::session_invalidated));
+            mark_lost(make_error_code(errc::session_expired));
         return static_cast<bool>(lost);
     }
 

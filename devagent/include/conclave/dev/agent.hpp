@@ -30,6 +30,10 @@ struct agent_config {
     /// Server-side TTL timer = TTL x this (Consul: 2).
     unsigned session_ttl_multiplier = 2;
     std::size_t kv_max_value_size = 524288;
+    /// Consul's limits.http_max_conns_per_client: connections open at once from one IP
+    /// address. A connection beyond it is answered with Consul's 429 at once and closed.
+    /// 0: no limit.
+    std::size_t max_conns_per_client = 200;
     /// Enables the private /v1/_conclave/... controls (force-expire, inject errors, reset).
     bool enable_test_controls = false;
 };

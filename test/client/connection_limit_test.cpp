@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSL-1.0
+// Consul limits the connections one address holds at once (limits.http_max_conns_per_client,
+// 200 by default) and answers one more with a 429 before reading anything on it. A client
+// that meets the limit keeps to the connections it has: the refused request goes out again
+// on one of them, blocking queries take fewer, and short requests still get through.
+#include "client_fixture.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t server_limit = 4;
+
+dev::agent_config limited_agent() {
+    auto cfg = test_agent_config();
+    cfg.max_conns_per_client = server_limit;
+    return cfg;
+}
+
+} // namespace
+
+TEST_CASE("a connection beyond the per-client limit is answered with a 429 and closed",
+          "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
+    asio::io_context ioc;
+    backend server{ioc, limited_agent()};
+    const auto cfg = server.client_config();
+    auto body = [&]() -> asio::awaitable<void> {
+        const asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
+        std::vector<asio::ip::tcp::socket> accepted;
+        for (std::size_t i = 0; i < server_limit; ++i) {
+            accepted.emplace_back(ioc);
+            co_await accepted.back().async_connect(ep, asio::use_awaitable);
+        }
+        asio::ip::tcp::socket refused{ioc};
+        co_await refused.async_connect(ep, asio::use_awaitable);
+        std::string answer;
+        auto [ec, n] = co_await asio::async_read(refused, asio::dynamic_buffer(answer),
+                                                 asio::as_tuple(asio::use_awaitable));
+        CHECK(ec == asio::error::eof); // and then closed
+        CHECK(answer == "HTTP/1.1 429 Too Many Requests\r\n"
+                        "Content-Type: text/plain\r\n"
+                        "Content-Length: 81\r\n"
+                        "Connection: close\r\n"
+                        "\r\n"
+                        "Your IP is issuing too many concurrent connections, please rate "
+                        "limit your calls\n");
+    };
+    run(ioc, body());
+}
+
+namespace {
+
+// Blocking queries on `keys` keys at once, and a write to each meanwhile: returns once every
+// query saw its key's value (each checked).
+asio::awaitable<void> watch_and_write(client& consul, const std::string& p, int keys,
+                                      std::chrono::milliseconds wait) {
+    const auto start = co_await consul.async_kv_get(p + "k0");
+    std::vector<std::optional<std::string>> seen(keys);
+    int done = 0;
+    asio::steady_timer all_done{consul.get_executor(), 1h}; // cancelled by the last watcher
+    // (The coroutine's parameters live in its frame; a lambda's captures would not.)
+    auto watch = [&](int i, std::string key, query_options q) -> asio::awaitable<void> {
+        for (;;) {
+            auto r = co_await consul.async_kv_get(key, q);
+            if (r.entry) {
+                seen[i] = r.entry->value;
+                break;
+            }
+            q.index = r.meta.index;
+        }
+        if (++done == keys)
+            all_done.cancel();
+    };
+    for (int i = 0; i < keys; ++i)
+        asio::co_spawn(consul.get_executor(),
+                       watch(i, p + "k" + std::to_string(i),
+                             query_options{}.with_index(start.meta.index).with_wait(wait)),
+                       asio::detached);
+    for (int i = 0; i < keys; ++i)
+        co_await consul.async_kv_put(p + "k" + std::to_string(i), "v" + std::to_string(i));
+    if (done < keys)
+        co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+    for (int i = 0; i < keys; ++i)
+        CHECK(seen[i] == "v" + std::to_string(i));
+}
+
+} // namespace
+
+TEST_CASE("within its share of Consul's connections, short requests never wait for blocking "
+          "queries",
+          "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
+    asio::io_context ioc;
+    backend server{ioc, limited_agent()};
+    auto cfg = server.client_config();
+    cfg.max_connections = 16;
+    cfg.consul_connection_limit = server_limit;
+    // A write stuck behind the blocking queries (30 s waits) would fail the test.
+    cfg.request_timeout = 5s;
+    client consul{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        // Six blocking queries: three run, three wait their turn; the fourth connection is
+        // the writes'.
+        co_await watch_and_write(consul, server.prefix(), 6, 30s);
+        const auto stats = consul.stats();
+        CHECK(stats.refused_connects == 0);
+        CHECK(stats.connection_limit == server_limit);
+        CHECK(stats.blocking_query_limit == server_limit - 1);
+        co_await consul.async_kv_delete(server.prefix(), kv_delete_options{}.with_recurse(true));
+    };
+    run(ioc, body(), 60s);
+}
+
+TEST_CASE("beyond Consul's connection limit, the client keeps to the connections it has",
+          "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
+    asio::io_context ioc;
+    backend server{ioc, limited_agent()};
+    auto cfg = server.client_config();
+    cfg.max_connections = 16; // and consul_connection_limit at Consul's default, 200
+    client consul{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        // The refused requests go out again on the accepted connections: nothing fails.
+        // The blocking queries may hold them all, so the writes may wait for one to end
+        // (their 2 s waits keep the test short).
+        co_await watch_and_write(consul, server.prefix(), 6, 2s);
+        const auto stats = consul.stats();
+        CHECK(stats.refused_connects >= 1);
+        CHECK(stats.connection_limit <= server_limit);
+        CHECK(stats.blocking_query_limit < stats.connection_limit);
+        CHECK(stats.open_connections <= server_limit);
+        co_await consul.async_kv_delete(server.prefix(), kv_delete_options{}.with_recurse(true));
+    };
+    run(ioc, body(), 60s);
+}
+
+TEST_CASE("an abandoned blocking query keeps its connection counted until its wait is over",
+          "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
+    asio::io_context ioc;
+    backend server{ioc, limited_agent()};
+    auto cfg = server.client_config();
+    cfg.consul_connection_limit = server_limit;
+    client consul{ioc.get_executor(), cfg};
+    const std::string p = server.prefix();
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto start = co_await consul.async_kv_get(p + "k");
+        // Blocking queries, then abandoned: Consul counts their connections for 3 s more.
+        asio::cancellation_signal stop[2];
+        for (auto& s : stop)
+            asio::co_spawn(ioc,
+                           consul.async_kv_get(
+                               p + "k", query_options{}.with_index(start.meta.index).with_wait(3s),
+                               asio::use_awaitable),
+                           asio::bind_cancellation_slot(s.slot(), asio::detached));
+        while (server.stats().blocking_queries_waiting < 2) {
+            asio::steady_timer poll{ioc, 5ms}; // (no event tells when they reach Consul)
+            co_await poll.async_wait(asio::use_awaitable);
+        }
+        for (auto& s : stop)
+            s.emit(asio::cancellation_type::terminal);
+        // Writes meanwhile, four at a time: they share what Consul still accepts.
+        for (int round = 0; round < 3; ++round) {
+            auto put = [&](int i) {
+                return consul.async_kv_put(p + "w" + std::to_string(i), "x", kv_put_options{},
+                                           asio::use_awaitable);
+            };
+            using namespace asio::experimental::awaitable_operators;
+            co_await (put(0) && put(1) && put(2) && put(3));
+        }
+        CHECK(consul.stats().refused_connects == 0);
+        co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse(true));
+    };
+    run(ioc, body(), 60s);
+}
