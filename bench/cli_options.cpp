@@ -13,7 +13,7 @@ namespace {
 
 const char* const usage_text = R"(usage: conclave-bench SCENARIO... [options]
 
-Scenarios: rtt cycle contend semaphore failover drain watch scale peers, or all.
+Scenarios: rtt cycle contend semaphore failover drain watch scale peers keys, or all.
   rtt        raw GET round trip (the floor every recipe builds on)
   cycle      one holder: acquire + release with a live session (and lease monitoring)
   contend    N contenders on K keys in one process, or spread over P processes
@@ -22,6 +22,8 @@ Scenarios: rtt cycle contend semaphore failover drain watch scale peers, or all.
   drain      N contenders each take the lock once and leave: total time
   watch      one writer, M watchers: write ack -> notification
   scale      W waiting contenders: memory per waiter, connections, requests per handoff
+  keys       M watches on M different keys, bursts of writes: ack -> notification,
+             connections (the client's default pool unless --connections)
   peers      the contend loop written with python-consul and the npm consul client
 
 Options:
@@ -32,7 +34,7 @@ Options:
   --keys K              keys the contenders spread over (default 1)
   --processes P         contend: worker processes (default 1: all in this one)
   --limit L             semaphore limit (default 4)
-  --watchers M          watch: watchers (default 16)
+  --watchers M          watch, keys: watchers (default 16)
   --waiters W           scale: waiting contenders (default 10000)
   --connections C       client pool bound (default: enough for the scenario)
   --hold-us US          time each holder keeps the lock (default 0)
@@ -79,7 +81,7 @@ std::size_t positive(const std::string& flag, const std::string& v, bool zero_ok
 
 const std::vector<std::string>& all_scenarios() {
     static const std::vector<std::string> all{"rtt",   "cycle", "contend", "semaphore", "failover",
-                                              "drain", "watch", "scale",   "peers"};
+                                              "drain", "watch", "scale",   "peers",     "keys"};
     return all;
 }
 

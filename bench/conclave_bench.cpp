@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
         {"contend", scenario_contend},   {"semaphore", scenario_semaphore},
         {"failover", scenario_failover}, {"drain", scenario_drain},
         {"watch", scenario_watch},       {"scale", scenario_scale},
-        {"peers", scenario_peers}};
+        {"keys", scenario_keys},         {"peers", scenario_peers}};
     int status = 0;
     for (const auto& name : opt.scenarios) {
         try {

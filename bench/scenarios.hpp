@@ -21,6 +21,7 @@ void scenario_failover(harness& h);
 void scenario_drain(harness& h);
 void scenario_watch(harness& h);
 void scenario_scale(harness& h);
+void scenario_keys(harness& h);
 void scenario_peers(harness& h);
 
 /// Hidden subcommands (`conclave-bench _contend-worker ...`, `_holder ...`): the bench

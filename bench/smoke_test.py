@@ -22,6 +22,7 @@ EXTRA = {
     "failover": ["failover_ms", "bound_ms"],
     "scale": ["bytes_per_waiter", "requests_per_handoff"],
     "watch": [],
+    "keys": ["within_1s", "undelivered_after_30s", "connects", "refused_connects", "errors"],
     "rtt": [],
     "peers": ["requests_per_handoff", "jain"],
 }

@@ -24,6 +24,8 @@ struct client_stats {
     std::uint64_t requests = 0; ///< HTTP requests written
     std::uint64_t connects = 0; ///< connections opened
     std::uint64_t retries = 0;  ///< GETs retried after a stale keep-alive connection
+    /// Connections open or being opened, and the slots of blocking queries abandoned by
+    /// their callers that Consul still counts (until their waits would have ended).
     std::size_t open_connections = 0;
     std::size_t idle_connections = 0;
     /// Connections the client may hold at once: max_connections, or fewer once Consul
