@@ -30,14 +30,40 @@ dev::agent_config limited_agent() {
     return cfg;
 }
 
-} // namespace
-
-TEST_CASE("a connection beyond the per-client limit is answered with a 429 and closed",
-          "[client][connections]") {
-    if (skip_unless_isolated())
-        return;
+// A server that accepts `server_limit` connections from one address, and clients of it.
+struct limited_fixture {
     asio::io_context ioc;
     backend server{ioc, limited_agent()};
+    std::string p = server.prefix();
+
+    client make_client(std::size_t max_connections, std::size_t share,
+                       std::chrono::milliseconds request_timeout = 10s) {
+        auto cfg = server.client_config();
+        cfg.max_connections = max_connections;
+        cfg.consul_connection_limit = share;
+        cfg.request_timeout = request_timeout;
+        return client{ioc.get_executor(), cfg};
+    }
+
+    ~limited_fixture() {
+        client consul = make_client(1, 1);
+        auto cleanup = [&]() -> asio::awaitable<void> {
+            co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse(true), tuple_token);
+        };
+        try {
+            run(ioc, cleanup(), 5000ms);
+        } catch (...) {
+        }
+    }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(limited_fixture,
+                 "a connection beyond the per-client limit is answered with a 429 and closed",
+                 "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
     const auto cfg = server.client_config();
     auto body = [&]() -> asio::awaitable<void> {
         const asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
@@ -101,66 +127,52 @@ asio::awaitable<void> watch_and_write(client& consul, const std::string& p, int 
 
 } // namespace
 
-TEST_CASE("within its share of Consul's connections, short requests never wait for blocking "
-          "queries",
-          "[client][connections]") {
+TEST_CASE_METHOD(limited_fixture,
+                 "within its share of Consul's connections, short requests never wait for "
+                 "blocking queries",
+                 "[client][connections]") {
     if (skip_unless_isolated())
         return;
-    asio::io_context ioc;
-    backend server{ioc, limited_agent()};
-    auto cfg = server.client_config();
-    cfg.max_connections = 16;
-    cfg.consul_connection_limit = server_limit;
     // A write stuck behind the blocking queries (30 s waits) would fail the test.
-    cfg.request_timeout = 5s;
-    client consul{ioc.get_executor(), cfg};
+    client consul = make_client(16, server_limit, 5s);
     auto body = [&]() -> asio::awaitable<void> {
         // Six blocking queries: three run, three wait their turn; the fourth connection is
         // the writes'.
-        co_await watch_and_write(consul, server.prefix(), 6, 30s);
+        co_await watch_and_write(consul, p, 6, 30s);
         const auto stats = consul.stats();
         CHECK(stats.refused_connects == 0);
         CHECK(stats.connection_limit == server_limit);
         CHECK(stats.blocking_query_limit == server_limit - 1);
-        co_await consul.async_kv_delete(server.prefix(), kv_delete_options{}.with_recurse(true));
     };
     run(ioc, body(), 60s);
 }
 
-TEST_CASE("beyond Consul's connection limit, the client keeps to the connections it has",
-          "[client][connections]") {
+TEST_CASE_METHOD(limited_fixture,
+                 "beyond Consul's connection limit, the client keeps to the connections it has",
+                 "[client][connections]") {
     if (skip_unless_isolated())
         return;
-    asio::io_context ioc;
-    backend server{ioc, limited_agent()};
-    auto cfg = server.client_config();
-    cfg.max_connections = 16; // and consul_connection_limit at Consul's default, 200
-    client consul{ioc.get_executor(), cfg};
+    client consul = make_client(16, client_config{}.consul_connection_limit); // (200)
     auto body = [&]() -> asio::awaitable<void> {
         // The refused requests go out again on the accepted connections: nothing fails.
         // The blocking queries may hold them all, so the writes may wait for one to end
         // (their 2 s waits keep the test short).
-        co_await watch_and_write(consul, server.prefix(), 6, 2s);
+        co_await watch_and_write(consul, p, 6, 2s);
         const auto stats = consul.stats();
         CHECK(stats.refused_connects >= 1);
         CHECK(stats.connection_limit <= server_limit);
         CHECK(stats.blocking_query_limit < stats.connection_limit);
         CHECK(stats.open_connections <= server_limit);
-        co_await consul.async_kv_delete(server.prefix(), kv_delete_options{}.with_recurse(true));
     };
     run(ioc, body(), 60s);
 }
 
-TEST_CASE("an abandoned blocking query keeps its connection counted until its wait is over",
-          "[client][connections]") {
+TEST_CASE_METHOD(limited_fixture,
+                 "an abandoned blocking query keeps its connection counted until its wait is over",
+                 "[client][connections]") {
     if (skip_unless_isolated())
         return;
-    asio::io_context ioc;
-    backend server{ioc, limited_agent()};
-    auto cfg = server.client_config();
-    cfg.consul_connection_limit = server_limit;
-    client consul{ioc.get_executor(), cfg};
-    const std::string p = server.prefix();
+    client consul = make_client(client_config{}.max_connections, server_limit);
     auto body = [&]() -> asio::awaitable<void> {
         const auto start = co_await consul.async_kv_get(p + "k");
         // Blocking queries, then abandoned: Consul counts their connections for 3 s more.
@@ -187,7 +199,6 @@ TEST_CASE("an abandoned blocking query keeps its connection counted until its wa
             co_await (put(0) && put(1) && put(2) && put(3));
         }
         CHECK(consul.stats().refused_connects == 0);
-        co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse(true));
     };
     run(ioc, body(), 60s);
 }
