@@ -38,6 +38,8 @@ struct keys_run {
     std::size_t seen = 0;              ///< notifications of the current round
     std::unique_ptr<asio::steady_timer> all_seen;
     std::deque<asio::cancellation_signal> stop;
+    std::size_t watching = 0; ///< watchers not ended yet
+    std::unique_ptr<asio::steady_timer> all_ended;
     std::size_t errors = 0;
 };
 
@@ -45,28 +47,24 @@ std::string key_name(const keys_run& run, std::size_t i) {
     return run.prefix + "/k" + std::to_string(i);
 }
 
-void watcher(client& c, keys_run& run, std::size_t i) {
-    auto w = std::make_shared<watch>(c, watch::key(key_name(run, i)));
-    auto next = std::make_shared<std::function<void()>>();
-    *next = [&run, i, w, next] {
-        w->async_next(asio::bind_cancellation_slot(
-            run.stop[i].slot(), [&run, i, w, next](error_code ec, watch_snapshot snap) {
-                if (ec) {
-                    if (ec != asio::error::operation_aborted)
-                        ++run.errors;
-                    return;
-                }
-                if (!snap.entries.empty() &&
-                    snap.entries.front().value == std::to_string(run.round) &&
-                    run.seen_ns[i] == 0) {
-                    run.seen_ns[i] = monotonic_ns();
-                    if (++run.seen == run.keys && run.all_seen)
-                        run.all_seen->cancel();
-                }
-                (*next)();
-            }));
-    };
-    (*next)();
+asio::awaitable<void> watcher(client c, keys_run& run, std::size_t i) {
+    watch w{c, watch::key(key_name(run, i))};
+    for (;;) {
+        auto [ec, snap] = co_await w.async_next(use_tuple);
+        if (ec) {
+            if (ec != asio::error::operation_aborted)
+                ++run.errors;
+            break;
+        }
+        if (!snap.entries.empty() && snap.entries.front().value == std::to_string(run.round) &&
+            run.seen_ns[i] == 0) {
+            run.seen_ns[i] = monotonic_ns();
+            if (++run.seen == run.keys && run.all_seen)
+                run.all_seen->cancel();
+        }
+    }
+    if (--run.watching == 0 && run.all_ended)
+        run.all_ended->cancel();
 }
 
 asio::awaitable<void> write_round(client& c, keys_run& run) {
@@ -94,8 +92,10 @@ void scenario_keys(harness& h) {
     run.stop.resize(k);
     const auto before = c.stats();
     std::optional<agent_counters> a0 = h.target.counters(), a1;
+    run.watching = k;
     for (std::size_t i = 0; i < k; ++i)
-        watcher(c, run, i);
+        asio::co_spawn(h.ioc, watcher(c, run, i),
+                       asio::bind_cancellation_slot(run.stop[i].slot(), asio::detached));
 
     std::vector<std::chrono::nanoseconds> samples;
     std::size_t undelivered = 0, within_1s = 0;
@@ -132,8 +132,14 @@ void scenario_keys(harness& h) {
     const std::int64_t cpu1 = process_cpu_time().count();
     const auto after = c.stats();
     a1 = h.target.counters();
+    // The watchers end before `run` goes.
+    run.all_ended = std::make_unique<asio::steady_timer>(h.ioc, std::chrono::hours(1));
     for (auto& s : run.stop)
         s.emit(asio::cancellation_type::terminal);
+    if (run.watching > 0)
+        run_sync(h.ioc, [&]() -> asio::awaitable<void> {
+            co_await run.all_ended->async_wait(use_tuple);
+        }());
     run_sync(h.ioc, c.async_kv_delete(run.prefix + "/", kv_delete_options{}.with_recurse(true),
                                       asio::use_awaitable));
 
