@@ -98,6 +98,8 @@ void append_escaped_rune(std::string& out, char32_t r) {
     }
 }
 
+} // namespace
+
 int hex_value(unsigned char c) {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -107,8 +109,6 @@ int hex_value(unsigned char c) {
         return c - 'A' + 10;
     return -1;
 }
-
-} // namespace
 
 std::size_t utf8_width(std::string_view s, std::size_t i) {
     const rune_at r = decode_rune(s, i);

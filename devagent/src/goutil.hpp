@@ -18,6 +18,9 @@ std::string go_quote(std::string_view s);
 /// encoding/json's quoteChar: the byte as it appears in a syntax error, e.g. 'x', '\n'.
 std::string go_quote_char(unsigned char c);
 
+/// The value of a hexadecimal digit (either case), or -1.
+int hex_value(unsigned char c);
+
 struct parsed_uint {
     std::optional<std::uint64_t> value;
     std::string error; ///< strconv's message, e.g. `strconv.ParseUint: parsing "x": invalid syntax`

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "goutil.hpp"
 #include "http_types.hpp"
 
 #include <algorithm>
@@ -9,16 +10,6 @@
 namespace conclave::dev::detail {
 
 namespace {
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 std::optional<std::string> unescape(std::string_view s, bool query) {
     // Most paths and query values have nothing to decode: one copy, not a byte at a time.
@@ -39,8 +30,8 @@ std::optional<std::string> unescape(std::string_view s, bool query) {
         if (c == '%') {
             if (i + 2 >= s.size())
                 return std::nullopt;
-            const int hi = hex_digit(s[i + 1]);
-            const int lo = hex_digit(s[i + 2]);
+            const int hi = hex_value(static_cast<unsigned char>(s[i + 1]));
+            const int lo = hex_value(static_cast<unsigned char>(s[i + 2]));
             if (hi < 0 || lo < 0)
                 return std::nullopt;
             out += char(hi << 4 | lo);

@@ -78,8 +78,6 @@ pool::pool(asio::any_io_executor ex, client_config cfg)
     , held_timer_(ex_) {
     if (cfg_.tls.enabled)
         tls_ = make_tls_context(cfg_.tls);
-    if (cfg_.max_connections == 0)
-        cfg_.max_connections = 1;
     limit_ = std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
 }
 
@@ -225,10 +223,10 @@ void pool::watch_held_slots() {
 std::size_t pool::connection_refused() {
     ++refused_;
     // open_ counts the refused connection's slot: the others are what Consul accepted.
-    limit_ = std::min(limit_, open_ > 0 ? open_ - 1 : 0);
-    if (limit_ == 0)
-        limit_ = 1; // a later connection may be accepted once the address has fewer
-    return open_ > 0 ? open_ - 1 : 0;
+    const std::size_t accepted = open_ > 0 ? open_ - 1 : 0;
+    // (At least 1: a later connection may be accepted once the address has fewer.)
+    limit_ = std::max<std::size_t>(1, std::min(limit_, accepted));
+    return accepted;
 }
 
 pool_counters pool::counters() const {
