@@ -37,6 +37,11 @@ struct client_stats {
     /// blocking query to end.
     std::size_t blocking_query_limit = 0;
     std::uint64_t refused_connects = 0; ///< connections Consul refused for its limit
+    /// Blocking reads of single keys waiting on a query they share with the other reads
+    /// under the same folder (what they do once blocking_query_limit is nearly reached),
+    /// and those shared queries.
+    std::size_t shared_key_reads = 0;
+    std::size_t shared_folder_queries = 0;
 };
 
 /// A Consul HTTP client with a bounded keep-alive connection pool.

@@ -33,7 +33,9 @@ client_stats client::stats() const noexcept {
             c.idle,
             c.limit,
             impl_->blocking_lane->limit(),
-            c.refused_connects};
+            c.refused_connects,
+            impl_->shared_key_reads,
+            impl_->shared_folder_queries};
 }
 
 void client::close() {

@@ -46,6 +46,8 @@ struct api_call {
 /// What came back: status, body, meta headers (the connection reads them into it directly).
 using api_reply = http::response;
 
+class folder_read;
+
 class client_impl : public std::enable_shared_from_this<client_impl> {
 public:
     client_impl(asio::any_io_executor ex, client_config cfg);
@@ -67,6 +69,10 @@ public:
     /// State the recipes share among all users of this client (e.g. one watcher per lock
     /// key), by name. Weak: the users own it; entries are erased by their destructors.
     std::unordered_map<std::string, std::weak_ptr<void>> shared_state;
+    /// The folders whose blocking queries readers of single keys share (shared_key_read.hpp).
+    std::unordered_map<std::string, std::weak_ptr<folder_read>> folder_reads;
+    std::size_t shared_key_reads = 0;      ///< readers waiting on them
+    std::size_t shared_folder_queries = 0; ///< those queries running
 };
 
 /// Lets library code reach the state behind a client handle.

@@ -2,6 +2,7 @@
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
 #include "codec/json.hpp"
 #include "consul/client_impl.hpp"
+#include "consul/shared_key_read.hpp"
 #include "consul/spawn.hpp"
 
 #include <boost/json/parse.hpp>
@@ -34,6 +35,16 @@ asio::awaitable<op_result<kv_get_result>> kv_get(std::shared_ptr<detail::client_
     auto path = detail::kv_path(key, true);
     if (!path)
         co_return op_result<kv_get_result>{invalid_key(q.diag, key), {}};
+    if (q.index > 0 && c->blocking_lane->crowded()) {
+        // No connection to spare for one more blocking query: share the folder's.
+        if (!key.empty() && key.front() == '/')
+            key.erase(0, 1);
+        if (const auto folder = detail::sharing_folder(key)) {
+            std::string name(*folder);
+            co_return co_await detail::shared_key_read(c, std::move(key), std::move(name),
+                                                       std::move(q));
+        }
+    }
     call.path = std::move(*path);
     detail::apply_query(call, q);
     auto [ec, reply] = co_await c->send(call);

@@ -16,6 +16,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <list>
 #include <memory>
@@ -80,6 +81,15 @@ public:
 
     std::size_t in_use() const noexcept { return used_; }
     std::size_t limit() const noexcept { return limit_; }
+
+    /// Whether a blocking read of one key should share a query on its folder rather than
+    /// take a place of its own: the places left (taken or waited for) are down to a reserve,
+    /// an eighth of the lane, which keeps room for the shared queries themselves and for
+    /// other blocking queries (lists, sessions).
+    bool crowded() const noexcept {
+        const std::size_t reserve = limit_ <= 1 ? 0 : std::max<std::size_t>(1, limit_ / 8);
+        return used_ + waiters_.size() >= limit_ - reserve;
+    }
 
     /// A new cap (at least 1). Lowered below the places taken, the holders keep theirs
     /// until they leave (a blocking query cannot be ended early: Consul keeps counting its

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "codec/json.hpp"
+#include "consul/shared_key_read.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <list>
+
+namespace conclave::detail {
+
+namespace {
+
+using read_result = std::pair<error_code, kv_get_result>;
+constexpr std::chrono::milliseconds default_wait{300000}; // Consul's
+constexpr std::chrono::milliseconds max_wait{600000};     // Consul's cap
+
+} // namespace
+
+/// One folder's shared blocking query and the readers waiting on it.
+class folder_read : public std::enable_shared_from_this<folder_read> {
+public:
+    folder_read(std::shared_ptr<client_impl> c, std::string name, std::string folder,
+                const query_options& q)
+        : client_(std::move(c))
+        , name_(std::move(name))
+        , folder_(std::move(folder))
+        , mode_(q.mode)
+        , datacenter_(q.datacenter) {}
+
+    asio::awaitable<read_result> read(std::string key, query_options q) {
+        auto self = shared_from_this();
+        const auto wait = q.wait.count() <= 0 ? default_wait : std::min(q.wait, max_wait);
+        reader r{client_->executor, std::move(key), q.index, wait};
+        if (snapshot_ && changed(r))
+            co_return answer_of(r);
+        const auto pos = readers_.insert(readers_.end(), &r);
+        ++client_->shared_key_reads;
+        if (!running_) {
+            running_ = true;
+            asio::co_spawn(client_->executor, run(self),
+                           asio::bind_cancellation_slot(stop_.slot(), asio::detached));
+        }
+        auto [ec] = co_await r.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (r.answered) { // (the query took it off the list)
+            if (r.ec && q.diag)
+                *q.diag = std::move(r.diag);
+            co_return read_result{r.ec, std::move(r.result)};
+        }
+        readers_.erase(pos);
+        --client_->shared_key_reads;
+        if (ec) { // cancelled by the caller
+            if (readers_.empty() && running_)
+                stop_.emit(asio::cancellation_type::terminal); // nobody needs the query now
+            co_return read_result{asio::error::operation_aborted, {}};
+        }
+        // The reader's wait is over with no change: Consul answers with what it has.
+        if (!snapshot_) {
+            if (q.diag) {
+                *q.diag = {};
+                q.diag->client_message = "a blocking read of " + r.key +
+                                         " (shared with the "
+                                         "others under " +
+                                         folder_ + ") got no answer";
+            }
+            co_return read_result{make_error_code(errc::timeout), {}};
+        }
+        co_return answer_of(r);
+    }
+
+private:
+    struct reader {
+        reader(const asio::any_io_executor& ex, std::string k, std::uint64_t i,
+               std::chrono::milliseconds wait)
+            : key(std::move(k))
+            , index(std::max<std::uint64_t>(i, 1))
+            , timer(ex, wait) {}
+        std::string key;
+        std::uint64_t index;
+        asio::steady_timer timer; // the end of the reader's wait
+        bool answered = false;
+        error_code ec;
+        diagnostics diag; // with ec
+        kv_get_result result;
+    };
+
+    const kv_entry* find(const std::string& key) const {
+        const auto it =
+            std::lower_bound(entries_.begin(), entries_.end(), key,
+                             [](const kv_entry& e, const std::string& k) { return e.key < k; });
+        return it != entries_.end() && it->key == key ? &*it : nullptr;
+    }
+
+    // A GET of the key would report the entry's ModifyIndex, or for a missing key an index
+    // at least the folder's: whether that has passed the reader's.
+    bool changed(const reader& r) const {
+        const kv_entry* e = find(r.key);
+        return (e ? e->modify_index : index_) > r.index;
+    }
+
+    read_result answer_of(const reader& r) const {
+        kv_get_result out;
+        out.meta = meta_;
+        if (const kv_entry* e = find(r.key)) {
+            out.entry = *e;
+            out.meta.index = e->modify_index;
+        } else {
+            out.meta.index = index_;
+        }
+        return {error_code{}, std::move(out)};
+    }
+
+    // Answers the readers the new snapshot concerns (all of them when the index went
+    // backwards: Consul restarted, and their indexes are from before).
+    void answer(bool everyone) {
+        for (auto it = readers_.begin(); it != readers_.end();) {
+            reader& r = **it;
+            if (!everyone && !changed(r)) {
+                ++it;
+                continue;
+            }
+            std::tie(r.ec, r.result) = answer_of(r);
+            finish(r);
+            it = readers_.erase(it);
+        }
+    }
+
+    void fail_all(const error_code& ec) {
+        for (reader* r : readers_) {
+            r->ec = ec;
+            r->diag = diag_;
+            r->diag.client_message += (r->diag.client_message.empty() ? "" : " ");
+            r->diag.client_message +=
+                "(a blocking read of " + r->key + ", shared with the others under " + folder_ + ")";
+            finish(*r);
+        }
+        readers_.clear();
+    }
+
+    void finish(reader& r) {
+        r.answered = true;
+        r.timer.cancel();
+        --client_->shared_key_reads;
+    }
+
+    static asio::awaitable<void> run(std::shared_ptr<folder_read> self) {
+        ++self->client_->shared_folder_queries;
+        co_await self->loop();
+        --self->client_->shared_folder_queries;
+        self->running_ = false;
+        self->snapshot_ = false; // it no longer follows the folder
+        const auto it = self->client_->folder_reads.find(self->name_);
+        if (it != self->client_->folder_reads.end() && it->second.lock() == self)
+            self->client_->folder_reads.erase(it);
+    }
+
+    asio::awaitable<void> loop() {
+        while (!readers_.empty()) {
+            api_call call;
+            call.path = *kv_path(folder_, false); // (checked with the key)
+            call.flag("recurse");
+            query_options q;
+            q.index = snapshot_ ? index_ : 0;
+            q.mode = mode_;
+            q.datacenter = datacenter_;
+            diag_ = {};
+            q.diag = &diag_;
+            apply_query(call, q);
+            auto [ec, reply] = co_await client_->send(call);
+            if (ec == asio::error::operation_aborted) {
+                // Every reader left; one that came since needs the query again.
+                co_await asio::this_coro::reset_cancellation_state();
+                continue;
+            }
+            if (!ec && reply.status != 200 && reply.status != 404)
+                ec = status_error(call, reply);
+            std::vector<kv_entry> entries;
+            if (!ec && reply.status == 200 && !codec::parse_kv_entries(reply.body, entries))
+                ec = parse_error(call, "bad KV list");
+            if (ec) {
+                // The readers report it as their own read would, and their callers' loops
+                // decide what comes next; a new query then starts from a plain read.
+                snapshot_ = false;
+                fail_all(ec);
+                co_return;
+            }
+            std::sort(entries.begin(), entries.end(),
+                      [](const kv_entry& a, const kv_entry& b) { return a.key < b.key; });
+            const std::uint64_t index = std::max<std::uint64_t>(reply.meta.index, 1);
+            const bool backwards = snapshot_ && index < index_;
+            entries_ = std::move(entries);
+            index_ = index;
+            meta_ = reply.meta;
+            snapshot_ = true;
+            answer(backwards);
+        }
+    }
+
+    std::shared_ptr<client_impl> client_;
+    const std::string name_; // in client_impl::folder_reads
+    const std::string folder_;
+    const consistency mode_;
+    const std::string datacenter_;
+
+    std::list<reader*> readers_; // (they live in their read() frames)
+    bool running_ = false;
+    asio::cancellation_signal stop_;
+    diagnostics diag_; // of the query in flight
+
+    // The folder as the last answer gave it, sorted by key.
+    bool snapshot_ = false;
+    std::uint64_t index_ = 0;
+    query_meta meta_;
+    std::vector<kv_entry> entries_;
+};
+
+std::optional<std::string_view> sharing_folder(std::string_view key) {
+    const auto slash = key.rfind('/');
+    if (slash == std::string_view::npos)
+        return std::nullopt;
+    return key.substr(0, slash + 1);
+}
+
+asio::awaitable<read_result> shared_key_read(std::shared_ptr<client_impl> c, std::string key,
+                                             std::string folder, query_options q) {
+    // One query per folder, consistency mode and datacenter.
+    std::string name =
+        std::to_string(static_cast<int>(q.mode)) + '\n' + q.datacenter + '\n' + folder;
+    std::shared_ptr<folder_read> group = c->folder_reads[name].lock();
+    if (!group) {
+        group = std::make_shared<folder_read>(c, name, std::move(folder), q);
+        c->folder_reads[name] = group;
+    }
+    co_return co_await group->read(std::move(key), std::move(q));
+}
+
+} // namespace conclave::detail
