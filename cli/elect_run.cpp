@@ -4,6 +4,7 @@
 #include "child_control.hpp"
 #include "elect_run.hpp"
 #include "exit_codes.hpp"
+#include "failure.hpp"
 #include "session_keeper.hpp"
 #include "startup_check.hpp"
 
@@ -210,18 +211,19 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
                     .with_behavior(session_behavior::release)
                     .with_node_checks(std::vector<std::string>{"serfHealth"});
     bool had_session = false;
+    bool denied = false; // by Consul's ACLs: the token may not write the key
     std::chrono::seconds retry_wait{1};
     while (!st.stop) {
         // Not raced with signals: a create cancelled after it reached Consul would leave a
         // session nobody destroys. It is bounded by the client's request timeout.
-        auto [create_ec, created] = co_await session::async_create(consul, scfg, tuple_awaitable);
-        if (create_ec) {
-            if (!had_session) {
-                say("Election failed: failed to create session: " + create_ec.message());
+        auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
+        if (const auto f = failure_of(create_failed)) {
+            if (!had_session || f.ec == errc::permission_denied) {
+                say("Election failed: failed to create session: " + f.text);
                 st.request_stop(exit_code::error);
                 break;
             }
-            say("Failed to create session: " + create_ec.message() + "; retrying in " +
+            say("Failed to create session: " + f.text + "; retrying in " +
                 std::to_string(retry_wait.count()) + "s");
             co_await (pause(retry_wait) || stopped(&st));
             retry_wait = std::min(retry_wait * 2, max_retry_wait);
@@ -232,18 +234,22 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
         if (cfg.verbose)
             say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
 
-        auto r = co_await (el.async_run(keeper.get(), task, tuple_awaitable) || stopped(&st));
+        auto r = co_await (el.async_run(keeper.get(), task, with_text) || stopped(&st));
         bool retry_later = false;
         if (r.index() == 0 && !st.stop) {
-            const auto [ec] = std::get<0>(r);
+            const auto [ec, text] = failure_of(std::get<0>(std::get<0>(r)));
             if (ec == errc::session_invalidated || ec == errc::session_expired) {
                 say("Session lost, campaigning again with a new session");
                 retry_wait = std::chrono::seconds{1};
             } else if (ec == errc::conflict) {
                 say("Election failed: Existing key does not match lock use");
                 st.request_stop(exit_code::error);
+            } else if (ec == errc::permission_denied) { // (until the policy changes)
+                say("Election failed: " + text);
+                st.request_stop(exit_code::error);
+                denied = true;
             } else {
-                say("Election failed: " + ec.message() + "; campaigning again");
+                say("Election failed: " + text + "; campaigning again");
                 retry_later = true;
             }
         }
@@ -261,6 +267,8 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     }
 
     // Delete the key when nobody holds it (another candidate may lead by now).
+    if (denied)
+        co_return;
     lock key{consul, cfg.key};
     auto [destroy_ec] = co_await key.async_destroy(tuple_awaitable);
     if (destroy_ec && destroy_ec != errc::conflict) {

@@ -64,6 +64,8 @@ std::string consul_error(const error_code& ec, const diagnostics& d, const clien
     std::string text = ec.message();
     if (!d.server_message.empty())
         text += ": " + d.server_message;
+    if (ec == errc::permission_denied && !d.client_message.empty())
+        text += " [" + d.client_message + "]"; // which permission the token lacks
     if (!is_retryable(ec))
         return text;
     return text + " (Consul at " + consul.config().describe_address() +

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "failure.hpp"
 #include "lock_holder.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -23,10 +24,12 @@ public:
                 lock_options{}.with_monitor_retries(monitor_retries, monitor_retry_wait)) {}
 
     asio::awaitable<error_code> acquire(session& s) override {
-        auto [ec, lease] = co_await lock_.async_acquire(s, tuple_awaitable);
-        if (!ec)
+        auto [failed, lease] = co_await lock_.async_acquire(s, with_text);
+        auto f = failure_of(failed);
+        if (!f)
             lease_ = std::move(lease);
-        co_return ec;
+        failure_text_ = std::move(f.text);
+        co_return f.ec;
     }
     asio::awaitable<error_code> wait_lost() override {
         auto [ec] = co_await lease_.async_wait_lost(tuple_awaitable);
@@ -46,12 +49,13 @@ public:
     std::string describe(const error_code& ec) const override {
         if (ec == errc::conflict)
             return "Existing key does not match lock use";
-        return ec.message();
+        return failure_text_.empty() ? ec.message() : failure_text_;
     }
 
 private:
     lock lock_;
     lock_lease lease_;
+    std::string failure_text_; ///< of the last acquire
 };
 
 class semaphore_slot final : public lock_holder {
@@ -86,7 +90,7 @@ public:
             return diag_.client_message;
         if (ec == errc::conflict)
             return "Existing key does not match semaphore use";
-        return ec.message();
+        return conclave::error(ec, diag_).what();
     }
 
 private:

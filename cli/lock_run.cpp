@@ -4,6 +4,7 @@
 #include "child_control.hpp"
 #include "codec/duration.hpp"
 #include "exit_codes.hpp"
+#include "failure.hpp"
 #include "lock_holder.hpp"
 #include "lock_run.hpp"
 #include "session_keeper.hpp"
@@ -67,8 +68,9 @@ programs::spawn_options make_child_options(const lock_settings& cfg, const lock_
 
 // Release, delete the key(s) if nobody else uses them, destroy the session: on every path
 // after the session was created. Never interrupted by signals (they stay queued).
+// (No delete after an acquire Consul's ACLs denied: the token may not write the key.)
 asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool acquired,
-                               bool verbose) {
+                               bool verbose, bool denied = false) {
     bool ok = true;
     if (acquired) {
         if (auto ec = co_await holder.release(); ec) {
@@ -76,7 +78,8 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool
             ok = false;
         }
     }
-    if (auto ec = co_await holder.destroy(); !ec) {
+    if (denied) {
+    } else if (auto ec = co_await holder.destroy(); !ec) {
         if (verbose)
             say("Cleanup succeeded");
     } else if (ec == errc::conflict || ec == errc::limit_conflict) {
@@ -114,9 +117,9 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
                     .with_behavior(cfg.limit == 1 ? session_behavior::release
                                                   : session_behavior::delete_keys)
                     .with_node_checks(std::vector<std::string>{"serfHealth"});
-    auto [create_ec, created] = co_await session::async_create(consul, scfg, tuple_awaitable);
-    if (create_ec) {
-        say("Lock acquisition failed: failed to create session: " + create_ec.message());
+    auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
+    if (const auto f = failure_of(create_failed)) {
+        say("Lock acquisition failed: failed to create session: " + f.text);
         co_return exit_code::error;
     }
     session_keeper keeper{std::move(created)};
@@ -131,6 +134,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     auto got =
         co_await (holder->acquire(keeper.get()) || expires(deadline) || next_signal(signals));
     int failed = 0;
+    bool denied = false;
     if (got.index() == 1) {
         say("Timeout during lock acquisition: '" + holder->key() + "' was not free within " +
             codec::format_go_duration(cfg.timeout));
@@ -141,9 +145,10 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     } else if (const auto ec = std::get<0>(got); ec) {
         say("Lock acquisition failed: " + holder->describe(ec));
         failed = exit_code::error;
+        denied = ec == errc::permission_denied;
     }
     if (failed != 0) {
-        const bool cleaned = co_await clean_up(*holder, keeper, false, cfg.verbose);
+        const bool cleaned = co_await clean_up(*holder, keeper, false, cfg.verbose, denied);
         co_return cleaned ? failed : exit_code::error;
     }
 

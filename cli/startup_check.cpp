@@ -15,9 +15,11 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-asio::awaitable<error_code> agent_reachable(client& consul) {
-    write_options opts;
-    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
+// /v1/status/leader: no ACL rule guards it, so a token made for the command's keys and
+// sessions is enough (consul lock asks /v1/agent/self, which needs agent read).
+asio::awaitable<error_code> agent_reachable(client& consul, diagnostics& diag) {
+    auto [ec, leader] =
+        co_await consul.async_status_leader(write_options{}.with_diag(&diag), tuple_awaitable);
     co_return ec;
 }
 
@@ -31,16 +33,18 @@ asio::awaitable<int> next_signal(asio::signal_set& signals) {
 asio::awaitable<std::optional<int>> check_agent(client& consul, asio::signal_set& signals,
                                                 std::string_view stage) {
     using namespace asio::experimental::awaitable_operators;
-    auto r = co_await (agent_reachable(consul) || next_signal(signals));
+    diagnostics diag;
+    auto r = co_await (agent_reachable(consul, diag) || next_signal(signals));
     if (r.index() == 1) {
         std::fprintf(stderr, "Shutdown triggered before %.*s\n", static_cast<int>(stage.size()),
                      stage.data());
         co_return exit_code::interrupted_base + std::get<1>(r);
     }
     if (const auto ec = std::get<0>(r); ec) {
-        const auto text = "Error querying Consul agent at " + consul.config().describe_address() +
-                          ": " + ec.message() +
-                          ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.";
+        std::string text = "Error querying Consul agent at " + consul.config().describe_address() +
+                           ": " + error(ec, diag).what();
+        if (diag.http_status == 0) // (no answer at all)
+            text += ". Is the agent running? Point -http-addr or CONSUL_HTTP_ADDR at it.";
         std::fprintf(stderr, "%s\n", text.c_str());
         co_return exit_code::error;
     }

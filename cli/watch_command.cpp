@@ -6,6 +6,7 @@
 #include "flags.hpp"
 #include "http_flags.hpp"
 #include "run.hpp"
+#include "startup_check.hpp"
 
 #include <conclave/watch.hpp>
 
@@ -102,17 +103,6 @@ void report(const watch_snapshot& snap, std::map<std::string, kv_entry>& last, b
     last = std::move(now);
 }
 
-asio::awaitable<int> next_signal(asio::signal_set& signals) {
-    auto [ec, sig] = co_await signals.async_wait(tuple_awaitable);
-    co_return ec ? 0 : sig;
-}
-
-asio::awaitable<error_code> agent_reachable(client& consul) {
-    write_options opts;
-    auto [ec, info] = co_await consul.async_agent_self(opts, tuple_awaitable);
-    co_return ec;
-}
-
 asio::awaitable<std::tuple<error_code, watch_snapshot>> next_change(watch& w) {
     co_return co_await w.async_next(tuple_awaitable);
 }
@@ -123,16 +113,8 @@ asio::awaitable<int> run_watch(client& consul, watch_target target, std::uint64_
     {
         // Transient errors are retried quietly by the watch: a wrong address would just
         // hang, so check once that Consul answers.
-        auto r = co_await (agent_reachable(consul) || next_signal(signals));
-        if (r.index() == 1)
-            co_return exit_code::ok;
-        if (const auto ec = std::get<0>(r); ec) {
-            std::fprintf(stderr,
-                         "Error querying Consul agent at %s: %s. Is the agent running? Point "
-                         "-http-addr or CONSUL_HTTP_ADDR at it.\n",
-                         consul.config().describe_address().c_str(), ec.message().c_str());
-            co_return exit_code::error;
-        }
+        if (auto stop = co_await check_agent(consul, signals, "watching"))
+            co_return *stop;
     }
     diagnostics diag;
     auto opts = watch_options{}.with_diag(&diag);
@@ -144,10 +126,8 @@ asio::awaitable<int> run_watch(client& consul, watch_target target, std::uint64_
             co_return exit_code::ok;
         auto& [ec, snap] = std::get<0>(r);
         if (ec) {
-            std::string text = ec.message();
-            if (!diag.server_message.empty())
-                text += ": " + diag.server_message;
-            std::fprintf(stderr, "Error watching '%s': %s\n", watched.c_str(), text.c_str());
+            std::fprintf(stderr, "Error watching '%s': %s\n", watched.c_str(),
+                         conclave::error(ec, diag).what());
             co_return exit_code::error;
         }
         report(snap, last, reports == 0, watched);

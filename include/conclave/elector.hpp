@@ -130,7 +130,8 @@ public:
     /// returns by itself: the key is released and the campaign starts over.
     /// Completes with the session's loss reason (errc::session_invalidated or
     /// errc::session_expired) when the session is lost (there is no
-    /// campaigning without it), errc::conflict when the key is not a lock key, and
+    /// campaigning without it), errc::conflict when the key is not a lock key,
+    /// errc::permission_denied when Consul's ACLs refuse the token the key, and
     /// operation_aborted when cancelled (after the task returned and, with
     /// release_on_stop, the key was released). One async_run per elector at a time.
     template <class Token = default_token_t>
@@ -164,7 +165,7 @@ public:
 
 private:
     using state_ptr = std::shared_ptr<detail::elector_state>;
-    static void run_impl(state_ptr, session, leader_task,
+    static void run_impl(state_ptr, session, leader_task, detail::diagnostics_route*,
                          asio::any_completion_handler<void(error_code)>);
     static void resign_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
     static void

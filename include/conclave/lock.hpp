@@ -150,9 +150,11 @@ public:
 
     /// Waits until the lock is held by `s`. Completes with `void(error_code, lock_lease)`:
     /// errc::conflict, the session's loss reason (errc::session_invalidated or
-    /// errc::session_expired) when it was lost while waiting,
-    /// operation_aborted when cancelled. A session that already holds the key gets a lease
-    /// without a write. Cancellation at any point leaves the lock not held.
+    /// errc::session_expired) when it was lost while waiting, errc::permission_denied when
+    /// Consul's ACLs refuse the token a read or a write of the key (the thrown error, with
+    /// the default token, says which), operation_aborted when cancelled. A session that already
+    /// holds the key gets a lease without a write. Cancellation at any point leaves the lock not
+    /// held.
     template <class Token = default_token_t>
     auto async_acquire(session& s, Token&& token = {}) {
         return detail::initiate<void(error_code, lock_lease)>(token, &lock::acquire_impl, state_,
@@ -177,11 +179,11 @@ public:
 private:
     using state_ptr = std::shared_ptr<detail::lock_state>;
     using session_ptr = std::shared_ptr<detail::session_state>;
-    static void acquire_impl(state_ptr, session_ptr,
+    static void acquire_impl(state_ptr, session_ptr, detail::diagnostics_route*,
                              asio::any_completion_handler<void(error_code, lock_lease)>);
     static void
-        try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds,
-                         asio::any_completion_handler<void(error_code, std::optional<lock_lease>)>);
+    try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds, detail::diagnostics_route*,
+                     asio::any_completion_handler<void(error_code, std::optional<lock_lease>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
 
     state_ptr state_;

@@ -146,6 +146,7 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     req.target = build_target(call, config.datacenter, target_storage);
     req.host = host_header; // both views outlive the call: `self` holds them
     req.token = config.token;
+    call.token_sent = !config.token.empty();
     req.content_type = call.content_type;
     req.body = std::move(call.body);
 
@@ -261,8 +262,10 @@ error_code status_error(const api_call& call, const api_reply& reply) {
     if (call.diag) {
         call.diag->http_status = reply.status;
         call.diag->server_message = reply.body;
-        call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " + call.path +
-                                    ": Unexpected response code: " + std::to_string(reply.status);
+        call.diag->client_message =
+            std::string(bhttp::to_string(call.method)) + " " + call.path + ": " +
+            (reply.status == 403 ? missing_permission(call, reply.body, call.token_sent)
+                                 : "Unexpected response code: " + std::to_string(reply.status));
     }
     return ec;
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct api_call {
     bool finish_once_sent = true;
     /// Ends the call with errc::timeout, when earlier than the request timeout.
     std::optional<std::chrono::steady_clock::time_point> deadline;
+    /// Whether the request carried an ACL token (set by client_impl::send).
+    bool token_sent = false;
 
     void flag(std::string name) { params.emplace_back(std::move(name), std::nullopt); }
     void param(std::string name, std::string value) {
@@ -71,6 +74,8 @@ public:
     std::unordered_map<std::string, std::weak_ptr<void>> shared_state;
     /// The folders whose blocking queries readers of single keys share (shared_key_read.hpp).
     std::unordered_map<std::string, std::weak_ptr<folder_read>> folder_reads;
+    /// Folders whose recursive read failed where a read of a key would not (see there).
+    std::unordered_set<std::string> unshareable_folders;
     std::size_t shared_key_reads = 0;      ///< readers waiting on them
     std::size_t shared_folder_queries = 0; ///< those queries running
 };
@@ -91,6 +96,10 @@ void apply_query(api_call& call, const query_options& q);
 
 /// The error for a reply whose status the endpoint does not accept; fills diag.
 error_code status_error(const api_call& call, const api_reply& reply);
+
+/// For a 403: which permission the request needed, in words for the user ("the ACL token
+/// lacks key write on \"app/lock\""), or that Consul does not know the token. Never the token.
+std::string missing_permission(const api_call& call, std::string_view server_text, bool token_sent);
 
 /// bad_response, with a note in diag.
 error_code parse_error(const api_call& call, std::string_view what);

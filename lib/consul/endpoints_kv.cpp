@@ -37,12 +37,18 @@ asio::awaitable<op_result<kv_get_result>> kv_get(std::shared_ptr<detail::client_
         co_return op_result<kv_get_result>{invalid_key(q.diag, key), {}};
     if (q.index > 0 && c->blocking_lane->crowded()) {
         // No connection to spare for one more blocking query: share the folder's.
-        if (!key.empty() && key.front() == '/')
-            key.erase(0, 1);
-        if (const auto folder = detail::sharing_folder(key)) {
-            std::string name(*folder);
-            co_return co_await detail::shared_key_read(c, std::move(key), std::move(name),
-                                                       std::move(q));
+        std::string_view k = key;
+        if (!k.empty() && k.front() == '/')
+            k.remove_prefix(1);
+        const auto folder = detail::sharing_folder(k);
+        if (folder && detail::folder_shareable(*c, std::string(*folder))) {
+            auto shared =
+                co_await detail::shared_key_read(c, std::string(k), std::string(*folder), q);
+            using how = detail::shared_read::outcome;
+            if (shared.how == how::answered)
+                co_return op_result<kv_get_result>{shared.ec, std::move(shared.result)};
+            if (shared.how == how::wait_over)
+                q.index = 0; // the key as it is now, as Consul answers when a wait ends
         }
     }
     call.path = std::move(*path);

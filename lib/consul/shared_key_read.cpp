@@ -5,23 +5,15 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include <algorithm>
 #include <list>
 
 namespace conclave::detail {
-
-namespace {
-
-using read_result = std::pair<error_code, kv_get_result>;
-constexpr std::chrono::milliseconds default_wait{300000}; // Consul's
-constexpr std::chrono::milliseconds max_wait{600000};     // Consul's cap
-
-} // namespace
 
 /// One folder's shared blocking query and the readers waiting on it.
 class folder_read : public std::enable_shared_from_this<folder_read> {
@@ -34,44 +26,37 @@ public:
         , mode_(q.mode)
         , datacenter_(q.datacenter) {}
 
-    asio::awaitable<read_result> read(std::string key, query_options q) {
+    asio::awaitable<shared_read> read(std::string key, query_options q) {
         auto self = shared_from_this();
-        const auto wait = q.wait.count() <= 0 ? default_wait : std::min(q.wait, max_wait);
-        reader r{client_->executor, std::move(key), q.index, wait};
+        reader r{client_->executor, std::move(key), q.index, effective_wait(q.wait)};
         if (snapshot_ && changed(r))
             co_return answer_of(r);
         const auto pos = readers_.insert(readers_.end(), &r);
         ++client_->shared_key_reads;
         if (!running_) {
             running_ = true;
+            // (run() never throws: a bare detached is fine)
             asio::co_spawn(client_->executor, run(self),
-                           asio::bind_cancellation_slot(stop_.slot(), asio::detached));
+                           asio::bind_cancellation_slot(stop_.slot(), [](std::exception_ptr) {}));
         }
         auto [ec] = co_await r.timer.async_wait(asio::as_tuple(asio::use_awaitable));
         if (r.answered) { // (the query took it off the list)
-            if (r.ec && q.diag)
+            if (r.result.ec && q.diag)
                 *q.diag = std::move(r.diag);
-            co_return read_result{r.ec, std::move(r.result)};
+            co_return std::move(r.result);
         }
         readers_.erase(pos);
         --client_->shared_key_reads;
-        if (ec) { // cancelled by the caller
-            if (readers_.empty() && running_)
-                stop_.emit(asio::cancellation_type::terminal); // nobody needs the query now
-            co_return read_result{asio::error::operation_aborted, {}};
-        }
-        // The reader's wait is over with no change: Consul answers with what it has.
-        if (!snapshot_) {
-            if (q.diag) {
-                *q.diag = {};
-                q.diag->client_message = "a blocking read of " + r.key +
-                                         " (shared with the "
-                                         "others under " +
-                                         folder_ + ") got no answer";
-            }
-            co_return read_result{make_error_code(errc::timeout), {}};
-        }
-        co_return answer_of(r);
+        // Nobody needs the query now. Consul keeps counting its connection until its wait
+        // ends (the pool keeps the slot as long), but the program's io_context need not.
+        if (readers_.empty() && running_)
+            stop_.emit(asio::cancellation_type::terminal);
+        if (ec) // cancelled by the caller
+            co_return shared_read{
+                shared_read::outcome::answered, asio::error::operation_aborted, {}};
+        // The reader's wait is over with no change: as Consul, answer with the key as it is.
+        // (A missing key's index is the KV table's, which only a read of the key gives.)
+        co_return shared_read{shared_read::outcome::wait_over, {}, {}};
     }
 
 private:
@@ -80,15 +65,22 @@ private:
                std::chrono::milliseconds wait)
             : key(std::move(k))
             , index(std::max<std::uint64_t>(i, 1))
+            , wait(wait)
             , timer(ex, wait) {}
         std::string key;
         std::uint64_t index;
+        std::chrono::milliseconds wait;
         asio::steady_timer timer; // the end of the reader's wait
         bool answered = false;
-        error_code ec;
-        diagnostics diag; // with ec
-        kv_get_result result;
+        shared_read result;
+        diagnostics diag; // with a failure
     };
+
+    static std::chrono::milliseconds effective_wait(std::chrono::milliseconds wait) {
+        constexpr std::chrono::milliseconds default_wait{300000}; // Consul's
+        constexpr std::chrono::milliseconds max_wait{600000};     // Consul's cap
+        return wait.count() <= 0 ? default_wait : std::min(wait, max_wait);
+    }
 
     const kv_entry* find(const std::string& key) const {
         const auto it =
@@ -97,27 +89,27 @@ private:
         return it != entries_.end() && it->key == key ? &*it : nullptr;
     }
 
-    // A GET of the key would report the entry's ModifyIndex, or for a missing key an index
+    // A GET of the key would report the entry's ModifyIndex; for a missing key, an index
     // at least the folder's: whether that has passed the reader's.
     bool changed(const reader& r) const {
         const kv_entry* e = find(r.key);
         return (e ? e->modify_index : index_) > r.index;
     }
 
-    read_result answer_of(const reader& r) const {
-        kv_get_result out;
-        out.meta = meta_;
+    shared_read answer_of(const reader& r) const {
+        shared_read out;
+        out.result.meta = meta_;
         if (const kv_entry* e = find(r.key)) {
-            out.entry = *e;
-            out.meta.index = e->modify_index;
+            out.result.entry = *e;
+            out.result.meta.index = e->modify_index;
         } else {
-            out.meta.index = index_;
+            out.result.meta.index = index_;
         }
-        return {error_code{}, std::move(out)};
+        return out;
     }
 
     // Answers the readers the new snapshot concerns (all of them when the index went
-    // backwards: Consul restarted, and their indexes are from before).
+    // backwards: Consul's history was replaced, and their indexes are from before).
     void answer(bool everyone) {
         for (auto it = readers_.begin(); it != readers_.end();) {
             reader& r = **it;
@@ -125,15 +117,15 @@ private:
                 ++it;
                 continue;
             }
-            std::tie(r.ec, r.result) = answer_of(r);
+            r.result = answer_of(r);
             finish(r);
             it = readers_.erase(it);
         }
     }
 
-    void fail_all(const error_code& ec) {
+    void end_all(shared_read::outcome how, const error_code& ec) {
         for (reader* r : readers_) {
-            r->ec = ec;
+            r->result = shared_read{how, ec, {}};
             r->diag = diag_;
             r->diag.client_message += (r->diag.client_message.empty() ? "" : " ");
             r->diag.client_message +=
@@ -149,9 +141,22 @@ private:
         --client_->shared_key_reads;
     }
 
+    // Refusals a read of the key itself would not meet: the folder's list may need a
+    // permission its keys do not (ACL key list), or be larger than any reply accepted.
+    static bool folder_only_failure(const error_code& ec, unsigned status) {
+        return status == 403 || ec == boost::beast::http::error::body_limit;
+    }
+
     static asio::awaitable<void> run(std::shared_ptr<folder_read> self) {
+        // A cancellation (stop_) must not make any later await throw: loop() looks at
+        // what each read returned, and this cleanup must run.
+        co_await asio::this_coro::throw_if_cancelled(false);
         ++self->client_->shared_folder_queries;
-        co_await self->loop();
+        try {
+            co_await self->loop();
+        } catch (const std::exception&) {
+            self->end_all(shared_read::outcome::not_shareable, {});
+        }
         --self->client_->shared_folder_queries;
         self->running_ = false;
         self->snapshot_ = false; // it no longer follows the folder
@@ -166,20 +171,33 @@ private:
             call.path = *kv_path(folder_, false); // (checked with the key)
             call.flag("recurse");
             query_options q;
-            q.index = snapshot_ ? index_ : 0;
+            if (snapshot_) {
+                q.index = index_;
+                // As long as the longest wait among the readers: no longer than anyone
+                // needs, since Consul counts an abandoned query until its wait ends.
+                for (const reader* r : readers_)
+                    q.wait = std::max(q.wait, r->wait);
+            }
             q.mode = mode_;
             q.datacenter = datacenter_;
             diag_ = {};
             q.diag = &diag_;
             apply_query(call, q);
             auto [ec, reply] = co_await client_->send(call);
-            if (ec == asio::error::operation_aborted) {
-                // Every reader left; one that came since needs the query again.
+            auto cs = co_await asio::this_coro::cancellation_state;
+            if (cs.cancelled() != asio::cancellation_type::none) {
+                // Every reader left (readers who came since need the query again).
                 co_await asio::this_coro::reset_cancellation_state();
-                continue;
+                if (ec == asio::error::operation_aborted)
+                    continue;
             }
             if (!ec && reply.status != 200 && reply.status != 404)
                 ec = status_error(call, reply);
+            if (ec && folder_only_failure(ec, reply.status)) {
+                client_->unshareable_folders.insert(folder_);
+                end_all(shared_read::outcome::not_shareable, ec);
+                co_return;
+            }
             std::vector<kv_entry> entries;
             if (!ec && reply.status == 200 && !codec::parse_kv_entries(reply.body, entries))
                 ec = parse_error(call, "bad KV list");
@@ -187,7 +205,7 @@ private:
                 // The readers report it as their own read would, and their callers' loops
                 // decide what comes next; a new query then starts from a plain read.
                 snapshot_ = false;
-                fail_all(ec);
+                end_all(shared_read::outcome::answered, ec);
                 co_return;
             }
             std::sort(entries.begin(), entries.end(),
@@ -227,7 +245,11 @@ std::optional<std::string_view> sharing_folder(std::string_view key) {
     return key.substr(0, slash + 1);
 }
 
-asio::awaitable<read_result> shared_key_read(std::shared_ptr<client_impl> c, std::string key,
+bool folder_shareable(const client_impl& c, const std::string& folder) {
+    return c.unshareable_folders.count(folder) == 0;
+}
+
+asio::awaitable<shared_read> shared_key_read(std::shared_ptr<client_impl> c, std::string key,
                                              std::string folder, query_options q) {
     // One query per folder, consistency mode and datacenter.
     std::string name =

@@ -74,6 +74,19 @@ bool agent_thread::expire_session(const std::string& id) {
     return done.get_future().get();
 }
 
+void agent_thread::reset_state() {
+    if (consul_) {
+        consul_->reset();
+        return;
+    }
+    std::promise<void> done;
+    asio::post(ioc_, [&] {
+        agent_->reset_state();
+        done.set_value();
+    });
+    done.get_future().get();
+}
+
 process::process(std::vector<std::string> args, std::vector<std::string> env) {
     static std::atomic<unsigned> counter{0};
     const std::string base = "/tmp/conclave-cli-test-out-" + std::to_string(::getpid()) + "-" +

@@ -43,6 +43,9 @@ public:
     /// destroying it on a real Consul (the same invalidation, keys released or deleted by
     /// the session's behaviour, lock-delay applied).
     bool expire_session(const std::string& id);
+    /// Forgets everything: the dev agent's reset (on its thread); a real Consul is killed
+    /// and started again on its ports with no data.
+    void reset_state();
 
 private:
     std::unique_ptr<consul_server> consul_;

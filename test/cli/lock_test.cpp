@@ -172,6 +172,28 @@ TEST_CASE("lock: semaphore slot loss terminates the child and cleans up", "[lock
     CHECK(code == 3);
 }
 
+TEST_CASE("lock: a server restart with empty state kills the child and exits 3", "[lock]") {
+    for (const std::string limit : {"-n=1", "-n=2"}) {
+        DYNAMIC_SECTION(limit) {
+            cli_fixture f;
+            const auto tok = f.path("token");
+            const auto log = f.path("log");
+            auto p = f.run(
+                {"lock", limit, "svc/restart",
+                 "echo $CONCLAVE_LOCK_TOKEN > " + tok + "; sleep 60; echo finished >> " + log});
+            REQUIRE(poll_until([&] { return read_lines(tok).size() == 1; }, 30s));
+            f.agent.reset_state(); // its session and keys are gone
+            // (within the session's TTL, 15 s, of the reset's end)
+            const auto code = p->wait_for(60s);
+            INFO(p->err());
+            REQUIRE(code);
+            CHECK(*code == 3);
+            CHECK(p->err().find("lost") != std::string::npos);
+            CHECK(read_file(log).empty()); // the child did not run to its end
+        }
+    }
+}
+
 TEST_CASE("lock: SIGTERM is forwarded to the child, then the lock released", "[lock]") {
     cli_fixture f;
     const auto log = f.path("log");

@@ -5,6 +5,8 @@
 
 #include <conclave/lock.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -33,6 +35,18 @@ TEST_CASE_METHOD(recipes_fixture,
             wanted_by_b.push_back(std::make_unique<lock>(small, key));
             leases_a[i] = co_await held_by_a[i]->async_acquire(a);
         }
+        // Two blocking reads no write wakes (an index no key reaches) fill the reads of
+        // their own: a waiter queued behind them would not hear its release in time.
+        asio::cancellation_signal crowd_stop[2];
+        int crowd_done = 0;
+        for (int i = 0; i < 2; ++i)
+            asio::co_spawn(
+                ioc,
+                small.async_kv_get(p + "own" + std::to_string(i),
+                                   query_options::blocking(1ull << 60, 120s),
+                                   asio::as_tuple(asio::use_awaitable)),
+                asio::bind_cancellation_slot(crowd_stop[i].slot(),
+                                             [&](std::exception_ptr, auto) { ++crowd_done; }));
         int granted = 0;
         asio::steady_timer all_granted{ioc, 1h}; // cancelled by the last waiter
         auto wait = [&](int i) -> asio::awaitable<void> {
@@ -57,6 +71,12 @@ TEST_CASE_METHOD(recipes_fixture,
         }
         co_await a.async_destroy();
         co_await b.async_destroy();
+        for (auto& stop : crowd_stop)
+            stop.emit(asio::cancellation_type::terminal);
+        while (crowd_done < 2) {
+            asio::steady_timer poll{ioc, 2ms};
+            co_await poll.async_wait(asio::use_awaitable);
+        }
     };
     run(ioc, body(), 60s);
 }

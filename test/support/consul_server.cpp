@@ -39,12 +39,17 @@ namespace {
 /// test): the status and body, or nothing when no answer came.
 std::optional<std::pair<unsigned, std::string>> http_call(http::verb method, std::uint16_t port,
                                                           const std::string& target,
-                                                          std::chrono::milliseconds limit = 2s) {
+                                                          std::chrono::milliseconds limit = 2s,
+                                                          const std::string& token = {},
+                                                          const std::string& body = {}) {
     asio::io_context ioc;
     beast::tcp_stream stream{ioc};
     beast::flat_buffer buffer;
-    http::request<http::empty_body> req{method, target, 11};
+    http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, "127.0.0.1");
+    if (!token.empty())
+        req.set("X-Consul-Token", token);
+    req.body() = body;
     req.prepare_payload();
     http::response<http::string_body> res;
     bool ok = false;
@@ -65,9 +70,11 @@ std::optional<std::pair<unsigned, std::string>> http_call(http::verb method, std
     return std::pair<unsigned, std::string>{res.result_int(), res.body()};
 }
 
-std::optional<std::pair<unsigned, std::string>>
-http_get(std::uint16_t port, const std::string& target, std::chrono::milliseconds limit = 2s) {
-    return http_call(http::verb::get, port, target, limit);
+std::optional<std::pair<unsigned, std::string>> http_get(std::uint16_t port,
+                                                         const std::string& target,
+                                                         std::chrono::milliseconds limit = 2s,
+                                                         const std::string& token = {}) {
+    return http_call(http::verb::get, port, target, limit, token);
 }
 
 /// True when nobody listens on the port (TCP, and UDP for Serf's gossip ports).
@@ -238,6 +245,12 @@ std::vector<std::string> consul_server::arguments(std::size_t i) const {
                  "-1",
                  "-hcl",
                  "session_ttl_min = \"" + duration_text(options_.session_ttl_min) + "\""});
+    if (!options_.acl_master_token.empty())
+        args.insert(
+            args.end(),
+            {"-hcl", "acl { enabled = true, default_policy = \"deny\", tokens { master = \"" +
+                         options_.acl_master_token + "\", agent = \"" + options_.acl_master_token +
+                         "\" } }"});
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     return args;
 }
@@ -312,7 +325,8 @@ void consul_server::wait_ready(std::chrono::milliseconds limit) const {
         auto leader = http_get(s.http, "/v1/status/leader");
         if (!leader || leader->first != 200 || leader->second.size() <= 2)
             return false;
-        auto checks = http_get(s.http, "/v1/health/node/" + node_name(i));
+        auto checks =
+            http_get(s.http, "/v1/health/node/" + node_name(i), 2s, options_.acl_master_token);
         if (!checks || checks->first != 200)
             return false;
         boost::system::error_code ec;
@@ -341,8 +355,10 @@ void consul_server::wait_ready(std::chrono::milliseconds limit) const {
 }
 
 std::optional<std::pair<unsigned, std::string>>
-consul_server::request(std::string_view method, const std::string& target, std::size_t i) const {
-    return http_call(http::string_to_verb(method), servers_.at(i).http, target);
+consul_server::request(std::string_view method, const std::string& target, std::size_t i,
+                       const std::string& body) const {
+    return http_call(http::string_to_verb(method), servers_.at(i).http, target, 2s,
+                     options_.acl_master_token, body);
 }
 
 std::string consul_server::log_tails() const {

@@ -26,8 +26,11 @@ struct consul_server_options {
     unsigned servers = 1; ///< 1: `agent -dev` (in memory); more: a Raft cluster
     /// Consul's session_ttl_min (its own default is 10 s).
     std::chrono::milliseconds session_ttl_min{1000};
-    /// More agent flags, for example `-hcl 'acl { ... }'`.
+    /// More agent flags, for example `-hcl 'limits { ... }'`.
     std::vector<std::string> extra_args;
+    /// Not empty: ACLs on, default policy "deny", this the management (master) token, which
+    /// the harness's own requests (readiness, request()) carry.
+    std::string acl_master_token;
 };
 
 class consul_server {
@@ -60,8 +63,10 @@ public:
     std::optional<std::size_t> leader() const;
     /// One request to server `i` ("PUT", "/v1/session/destroy/ID"): its status and body, or
     /// nothing when it did not answer within 2 s.
-    std::optional<std::pair<unsigned, std::string>>
-    request(std::string_view method, const std::string& target, std::size_t i = 0) const;
+    std::optional<std::pair<unsigned, std::string>> request(std::string_view method,
+                                                            const std::string& target,
+                                                            std::size_t i = 0,
+                                                            const std::string& body = {}) const;
     /// Waits until the running servers agree on a leader and are ready as above.
     void wait_ready(std::chrono::milliseconds limit = std::chrono::seconds{60}) const;
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <conclave/consul/txn.hpp>
+#include <conclave/error.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +19,7 @@ enum class refusal {
     held,         ///< another session holds the key
     stale,        ///< our view of the key is out of date (index check, exists, missing)
     session_gone, ///< the session is unknown to Consul
+    denied,       ///< Consul's ACLs refuse the token a write (no retry can succeed)
     other,        ///< anything else: read the key and decide again
 };
 
@@ -29,6 +31,8 @@ inline refusal classify_refusal(const std::vector<txn_error>& errors) {
             return refusal::lock_delay;
         if (w.find("invalid session") != std::string_view::npos)
             return refusal::session_gone;
+        if (w.find("Permission denied") != std::string_view::npos)
+            return refusal::denied;
         if (w.find("lock is already held") != std::string_view::npos)
             return refusal::held;
         if (w.find("index is stale") != std::string_view::npos ||
@@ -38,6 +42,17 @@ inline refusal classify_refusal(const std::vector<txn_error>& errors) {
             stale = true;
     }
     return stale ? refusal::stale : refusal::other;
+}
+
+/// errc::permission_denied for an acquire whose transaction Consul's ACLs refused (the
+/// token may not write `key`), said in `diag` when given.
+inline error_code write_denied(const std::string& key, diagnostics* diag) {
+    if (diag) {
+        diag->http_status = 409;
+        diag->server_message = "Permission denied";
+        diag->client_message = "the ACL token lacks key write on \"" + key + "\"";
+    }
+    return make_error_code(errc::permission_denied);
 }
 
 /// What an existing key says about acquiring it with `session`.

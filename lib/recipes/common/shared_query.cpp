@@ -40,7 +40,9 @@ shared_query::~shared_query() {
 bool shared_query::accept_read(std::uint64_t index) {
     if (read_stopped_)
         return false; // a read ended on purpose (forgotten, idle): what it saw is not news
-    const bool went_back = index < read_index_;
+    // Below the index the read blocked at, or the last read's: Consul's history was
+    // replaced (a restart with empty state, a snapshot restore). It is the new truth.
+    const bool went_back = index < read_index_ || index < asked_index_;
     read_index_ = index;
     failures_ = 0;
     if (!went_back && known_ && index < state_index_) {
@@ -172,11 +174,17 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
 
         const bool blocking = known_ && failures_ == 0;
         auto q = blocking ? query_options::blocking(index_, settings_.wait) : query_options{};
+        read_diag_.clear();
+        q.diag = &read_diag_;
+        asked_index_ = q.index;
         reading_ = true;
         const auto ec = co_await read_once(q, read_stop_.slot());
         reading_ = false;
         if (std::exchange(read_stopped_, false))
             continue; // forgotten (read afresh), or idle (the loop's top ends the query)
+        refusal_ = ec == errc::permission_denied ? ec : error_code{};
+        if (refusal_)
+            refusal_diag_ = read_diag_;
         if (ec) {
             // Counted for the monitors' retry budget; waiters simply wait.
             ++failures_;

@@ -49,6 +49,11 @@ public:
     bool known() const noexcept { return known_; }
     /// Consecutive failed reads (0 after a success).
     unsigned failures() const noexcept { return failures_; }
+    /// The last read was denied by Consul's ACLs (errc::permission_denied, else none): no
+    /// retry will do better until the token or the policy changes, so waiters give up with
+    /// it. refusal_diag() says which permission is missing.
+    error_code refusal() const noexcept { return refusal_; }
+    const diagnostics& refusal_diag() const noexcept { return refusal_diag_; }
     /// The Raft index the known state is as of.
     std::uint64_t state_index() const noexcept { return state_index_; }
 
@@ -106,7 +111,11 @@ private:
     std::uint64_t state_index_ = 0; ///< Raft index the known state is as of
     std::uint64_t index_ = 0;       ///< blocking index for the query
     std::uint64_t read_index_ = 0;  ///< X-Consul-Index of the last read (detects resets)
+    std::uint64_t asked_index_ = 0; ///< the index the read in flight blocks at (0: none)
     unsigned failures_ = 0;
+    error_code refusal_;
+    diagnostics refusal_diag_;
+    diagnostics read_diag_; ///< of the read in flight
     unsigned subscribers_ = 0;
     bool running_ = false;
     notifier subscribers_changed_;
@@ -127,6 +136,13 @@ private:
     bool read_stopped_ = false;     ///< the read in flight was ended on purpose
     asio::steady_timer idle_timer_; ///< ends the read once nobody subscribed for a while
 };
+
+/// The hub's refusal() for a waiter that gives up with it, its text copied to `diag`.
+inline error_code read_denied(const shared_query& hub, diagnostics* diag) {
+    if (diag)
+        *diag = hub.refusal_diag();
+    return hub.refusal();
+}
 
 /// The registry of a client's shared objects (a map of weak pointers by name).
 std::weak_ptr<void>& shared_slot(const client& c, const std::string& name);

@@ -99,7 +99,8 @@ asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_
     }
 }
 
-asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, leader_task task) {
+asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, leader_task task,
+                                diagnostics* diag) {
     if (E->running)
         co_return make_error_code(errc::invalid_argument); // one campaign per elector
     E->running = true;
@@ -113,9 +114,18 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
     } flag{*E};
 
     for (;;) {
-        auto [ec, lease] = co_await E->mutex.async_acquire(s, tuple_awaitable);
-        if (ec)
-            co_return ec; // session lost, conflict, or cancelled while campaigning
+        // (with_diagnostics: a failure comes with its text, e.g. the permission missing)
+        auto [acquire_failure, lease] =
+            co_await E->mutex.async_acquire(s, with_diagnostics(tuple_awaitable));
+        if (acquire_failure) { // session lost, conflict, denied, or cancelled while campaigning
+            try {
+                std::rethrow_exception(acquire_failure);
+            } catch (const conclave::error& e) {
+                if (diag)
+                    *diag = e.diag();
+                co_return e.code();
+            }
+        }
         E->current = lease;
         const auto resigns_seen = E->resigns;
 
@@ -210,13 +220,14 @@ leader_observer elector::observe() const {
     return leader_observer{std::make_shared<observer_state>(state_->consul, state_->key)};
 }
 
-void elector::run_impl(state_ptr E, session s, leader_task task,
+void elector::run_impl(state_ptr E, session s, leader_task task, detail::diagnostics_route* route,
                        asio::any_completion_handler<void(error_code)> h) {
     if (!s.valid() || !task)
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "elector::async_run needs a session and a task");
     auto ex = E->consul.get_executor();
-    detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task)), std::move(h));
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task), diag), std::move(h));
 }
 
 void elector::resign_impl(state_ptr E, asio::any_completion_handler<void(error_code)> h) {

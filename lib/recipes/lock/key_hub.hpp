@@ -101,6 +101,9 @@ private:
     bool transaction_in_flight() const override { return attempt_in_flight; }
     asio::awaitable<error_code> read_once(query_options q, asio::cancellation_slot stop) override;
     asio::awaitable<void> after_read() override;
+    // Nobody followed the key since: it may have changed, or Consul's history been
+    // replaced (a blocking read at our old index would then wait its whole wait).
+    void query_stopped() override { mark_unknown(); }
 
     std::optional<kv_entry> entry_;
     std::vector<kv_entry> contenders_;

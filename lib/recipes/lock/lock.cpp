@@ -243,8 +243,9 @@ asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_
 // key to the front waiter directly. The key's state comes from the hub's shared query.
 // Thousands of waiters may park here: what lives across its awaits is kept small, and the
 // attempt, the fair-mode enqueue and the cleanup are coroutines of their own.
-asio::awaitable<acquire_result>
-acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, deadline_t deadline) {
+asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
+                                             std::shared_ptr<session_state> s, deadline_t deadline,
+                                             diagnostics* diag) {
     auto& hub = *l->hub;
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
@@ -276,6 +277,10 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
             }
             if (s->check(clock::now())) {
                 result.first = s->lost;
+                break;
+            }
+            if (hub.refusal()) { // Consul's ACLs deny the reads
+                result.first = detail::read_denied(hub, diag);
                 break;
             }
             // A budget (even 0) allows one look at the key: give up once it has been
@@ -348,6 +353,10 @@ acquire_loop(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, de
                 break;
             }
             const auto why = detail::classify_refusal(t.errors);
+            if (why == detail::refusal::denied) {
+                result.first = detail::write_denied(l->key, diag);
+                break;
+            }
             if (why == detail::refusal::lock_delay) {
                 co_await detail::sleep_for(delay_backoff.next(), deadline);
             } else if (why == detail::refusal::session_gone) {
@@ -420,21 +429,23 @@ const std::string& lock::key() const noexcept {
     return state_->key;
 }
 
-void lock::acquire_impl(state_ptr l, session_ptr s,
+void lock::acquire_impl(state_ptr l, session_ptr s, detail::diagnostics_route* route,
                         asio::any_completion_handler<void(error_code, lock_lease)> h) {
     require_session(s);
     auto ex = l->consul.get_executor();
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt), std::move(h),
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt, diag), std::move(h),
                      to_acquire_result);
 }
 
 void lock::try_acquire_impl(
-    state_ptr l, session_ptr s, std::chrono::milliseconds budget,
+    state_ptr l, session_ptr s, std::chrono::milliseconds budget, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<lock_lease>)> h) {
     require_session(s);
     auto ex = l->consul.get_executor();
     auto deadline = clock::now() + budget;
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), deadline), std::move(h));
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), deadline, diag), std::move(h));
 }
 
 void lock::destroy_impl(state_ptr l, asio::any_completion_handler<void(error_code)> h) {

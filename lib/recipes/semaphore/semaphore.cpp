@@ -99,8 +99,9 @@ asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> se
 // Writes the contender key (held by the session): it keeps us "alive" in the eyes of other
 // holders, and lets others add us to the holders.
 asio::awaitable<error_code> write_contender(semaphore_state& sem, const session_state& s,
-                                            const deadline_t& deadline) {
+                                            const deadline_t& deadline, diagnostics* diag) {
     auto options = kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value);
+    options.diag = diag;
     if (deadline)
         options.with_timeout(detail::time_left(*deadline));
     auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
@@ -140,7 +141,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     };
     try {
         contender_sent = true;
-        auto pec = co_await write_contender(*sem, *s, deadline);
+        auto pec = co_await write_contender(*sem, *s, deadline, diag);
         if (pec) {
             if (!detail::past(deadline))
                 result.first = pec;
@@ -156,6 +157,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             }
             if (s->check(clock::now())) {
                 result.first = s->lost;
+                break;
+            }
+            if (hub.refusal()) { // Consul's ACLs deny the reads
+                result.first = detail::read_denied(hub, diag);
                 break;
             }
             // A budget (even 0) allows one look: give up once the semaphore was seen full
@@ -248,6 +253,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             if (t.committed && !t.results.empty()) {
                 hub.saw_write(t.results.back(), added, "");
                 result.second = make_permit(sem, s, t.results.back().modify_index);
+                break;
+            }
+            if (detail::classify_refusal(t.errors) == detail::refusal::denied) {
+                result.first = detail::write_denied(sem->lock_key, diag);
                 break;
             }
             // Lost a CAS race with another process: read again, a little later.
