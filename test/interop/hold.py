@@ -18,24 +18,13 @@ machine, with nanosecond resolution, and NTP or an operator setting the time can
 it backwards; `date +%s%N` (the wall clock) could, and /proc/uptime has 10 ms steps.
 """
 import base64
-import http.client
 import json
 import os
 import random
 import sys
 import time
 
-
-def get(conn, path):
-    token = os.environ.get("CONSUL_HTTP_TOKEN")
-    conn.request("GET", path, headers={"X-Consul-Token": token} if token else {})
-    reply = conn.getresponse()
-    body = reply.read()
-    if reply.status == 404:
-        return None
-    if reply.status != 200:
-        raise RuntimeError(f"GET {path}: HTTP {reply.status} {body[:200]!r}")
-    return json.loads(body)
+from consul_http import connect, get
 
 
 def key_entry(conn, key):
@@ -54,10 +43,9 @@ def main():
     name = os.environ["HOLD_NAME"]
     record = {"name": name, "token": os.environ.get("CONCLAVE_LOCK_TOKEN")}
     try:
-        addr = os.environ["CONSUL_HTTP_ADDR"].removeprefix("http://")
-        conn = http.client.HTTPConnection(addr, timeout=10)
+        conn = connect()
         # ?consistent: read what the leader has committed, even through a follower.
-        sessions = [s["ID"] for s in get(conn, "/v1/session/list?consistent")
+        sessions = [s["ID"] for s in get(conn, "/v1/session/list?consistent") or []
                     if s["Name"] == name]
         record["sessions"] = sessions
         record["lock"] = key_entry(conn, prefix + "/.lock")

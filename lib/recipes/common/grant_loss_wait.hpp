@@ -131,6 +131,12 @@ private:
             return asio::error::operation_aborted;
         if (g.session->check(clock::now())) {
             g.mark_lost(g.session->lost);
+            // Consul no longer knows the session (restarted with empty state, or it was
+            // destroyed): what the hub knows of its keys is out of date, and a read blocked
+            // at an index from before a restart would wait its whole wait. Read afresh, for
+            // whoever waits on these keys in this process.
+            if (g.lost == errc::session_invalidated)
+                hub_.forget();
             return g.lost;
         }
         if (hub_.failures() > retries_ || (hub_.known() && !still_held_())) {

@@ -40,9 +40,13 @@ shared_query::~shared_query() {
 bool shared_query::accept_read(std::uint64_t index) {
     if (read_stopped_)
         return false; // a read ended on purpose (forgotten, idle): what it saw is not news
-    // Below the index the read blocked at, or the last read's: Consul's history was
-    // replaced (a restart with empty state, a snapshot restore). It is the new truth.
-    const bool went_back = index < read_index_ || index < asked_index_;
+    // Below the index the read blocked at, or the last read's, or the state we knew when
+    // the read was sent: Consul's history was replaced (a restart with empty state, a
+    // snapshot restore) and this is the new truth. Not so below a local write made while
+    // the read was in flight: the read was answered before it.
+    const bool raced_with_write = writes_ != writes_at_read_;
+    const bool went_back = index < read_index_ || index < asked_index_ ||
+                           (!raced_with_write && known_ && index < state_index_);
     read_index_ = index;
     failures_ = 0;
     if (!went_back && known_ && index < state_index_) {
@@ -56,6 +60,7 @@ bool shared_query::accept_read(std::uint64_t index) {
 }
 
 void shared_query::accept_write(std::uint64_t modify_index) {
+    ++writes_;
     known_ = true;
     state_index_ = modify_index;
     index_ = std::max(index_, modify_index);
@@ -177,6 +182,7 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
         read_diag_.clear();
         q.diag = &read_diag_;
         asked_index_ = q.index;
+        writes_at_read_ = writes_;
         reading_ = true;
         const auto ec = co_await read_once(q, read_stop_.slot());
         reading_ = false;

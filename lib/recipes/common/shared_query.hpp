@@ -108,10 +108,12 @@ private:
     const std::string registry_name_;
     settings settings_;
     bool known_ = false;
-    std::uint64_t state_index_ = 0; ///< Raft index the known state is as of
-    std::uint64_t index_ = 0;       ///< blocking index for the query
-    std::uint64_t read_index_ = 0;  ///< X-Consul-Index of the last read (detects resets)
-    std::uint64_t asked_index_ = 0; ///< the index the read in flight blocks at (0: none)
+    std::uint64_t state_index_ = 0;    ///< Raft index the known state is as of
+    std::uint64_t index_ = 0;          ///< blocking index for the query
+    std::uint64_t read_index_ = 0;     ///< X-Consul-Index of the last read (detects resets)
+    std::uint64_t asked_index_ = 0;    ///< the index the read in flight blocks at (0: none)
+    std::uint64_t writes_ = 0;         ///< local writes seen (accept_write)
+    std::uint64_t writes_at_read_ = 0; ///< writes_ when the read in flight was sent
     unsigned failures_ = 0;
     error_code refusal_;
     diagnostics refusal_diag_;
