@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSL-1.0
+// A three-server Consul cluster loses a server (SIGKILL: a crash) while a lock is held and
+// another process waits for it. Whatever happens, the holder keeps its grant or learns that
+// it lost it before the waiter is granted; then the waiter gets the lock. Runs on the test
+// cluster only (label consul-cluster); prints the times docs/failover.md quotes.
+#include "support/backend.hpp"
+#include "support/run.hpp"
+
+#include <conclave/client.hpp>
+#include <conclave/lock.hpp>
+#include <conclave/session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <optional>
+
+using namespace conclave;
+using namespace conclave::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+double seconds_between(steady::time_point a, steady::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+struct cluster_fixture {
+    asio::io_context ioc;
+    backend server{ioc};
+    consul_server* cluster = server.consul();
+    std::string p = server.prefix();
+
+    bool skip() const {
+        if (cluster && cluster->size() >= 3)
+            return false;
+        std::printf("CONCLAVE-SKIPPED: needs the three-server test cluster\n");
+        return true;
+    }
+
+    // A client of server `i` alone (as a service on that server's host would be).
+    client client_of(std::size_t i) {
+        client_config cfg;
+        cfg.host = "127.0.0.1";
+        cfg.port = cluster->http_port(i);
+        cfg.request_timeout = 5s;
+        return client{ioc.get_executor(), cfg};
+    }
+
+    asio::awaitable<void> sleep(std::chrono::milliseconds d) {
+        asio::steady_timer t{ioc, d};
+        co_await t.async_wait(asio::use_awaitable);
+    }
+
+    // One write through `c`, retried until it succeeds: when writes resume.
+    asio::awaitable<steady::time_point> first_write(client& c, const std::string& key) {
+        for (;;) {
+            auto [ec, done] =
+                co_await c.async_kv_put(key, "probe", kv_put_options{}, tuple_awaitable);
+            if (!ec && done)
+                co_return steady::now();
+            co_await sleep(20ms); // (polling is the measurement: no event says it)
+        }
+    }
+};
+
+// What one side of the hand-over saw.
+struct timeline {
+    std::optional<steady::time_point> holder_lost;
+    std::optional<steady::time_point> waiter_granted;
+    error_code loss;
+};
+
+// Holder on server `holder_at`, waiter on server `waiter_at`; then server `killed` dies.
+asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::size_t waiter_at,
+                                std::size_t killed, bool holder_releases,
+                                std::chrono::seconds ttl) {
+    client holder_client = f.client_of(holder_at);
+    client waiter_client = f.client_of(waiter_at);
+    auto quick = session_config{}.with_ttl(ttl).with_lock_delay(0ms).with_node_checks(
+        std::vector<std::string>{});
+    auto a = co_await session::async_create(holder_client, quick);
+    auto b = co_await session::async_create(waiter_client, quick);
+    asio::co_spawn(f.ioc, a.async_run(tuple_awaitable), asio::detached);
+    asio::co_spawn(f.ioc, b.async_run(tuple_awaitable), asio::detached);
+    lock held{holder_client, f.p + "l"};
+    lock wanted{waiter_client, f.p + "l"};
+    auto lease = co_await held.async_acquire(a);
+    const auto token_a = lease.token();
+
+    timeline t;
+    lock_lease next;
+    asio::steady_timer granted{f.ioc, 1h};
+    auto wait = [&]() -> asio::awaitable<void> {
+        next = co_await wanted.async_acquire(b, asio::use_awaitable);
+        t.waiter_granted = steady::now();
+        granted.cancel();
+    };
+    auto watch_loss = [&]() -> asio::awaitable<void> {
+        auto [ec] = co_await lease.async_wait_lost(tuple_awaitable);
+        if (ec == asio::error::operation_aborted)
+            co_return;
+        t.loss = ec;
+        t.holder_lost = steady::now();
+    };
+    asio::co_spawn(f.ioc, wait(), asio::detached);
+    asio::co_spawn(f.ioc, watch_loss(), asio::detached);
+
+    const auto killed_at = steady::now();
+    f.cluster->kill(killed);
+    // Writes resume through the waiter's server (a new leader, if the leader died).
+    const auto resumed = co_await f.first_write(waiter_client, f.p + "probe");
+    std::printf("failover (TTL %lld s): server %zu killed (%s): writes resume after %.2f s\n",
+                static_cast<long long>(ttl.count()), killed,
+                holder_releases ? "the leader" : "the holder's",
+                seconds_between(killed_at, resumed));
+    if (holder_releases) {
+        // The holder's server is alive: it keeps its grant through the election, then
+        // releases it.
+        CHECK(lease.held());
+        CHECK_FALSE(t.waiter_granted);
+        co_await lease.async_release();
+    }
+    if (!t.waiter_granted)
+        co_await granted.async_wait(tuple_awaitable);
+    REQUIRE(t.waiter_granted);
+    std::printf("failover: waiter granted %.2f s after the kill\n",
+                seconds_between(killed_at, *t.waiter_granted));
+    if (!holder_releases) {
+        // The holder could not reach Consul: it must have known before the waiter got it.
+        REQUIRE(t.holder_lost);
+        INFO(t.loss.message());
+        CHECK(*t.holder_lost <= *t.waiter_granted);
+        CHECK_FALSE(lease.held());
+        std::printf("failover: holder knew it lost at %.2f s (%s)\n",
+                    seconds_between(killed_at, *t.holder_lost), t.loss.message().c_str());
+    }
+    CHECK(next.token().modify_index > token_a.modify_index);
+    co_await next.async_release();
+    co_await wanted.async_destroy();
+    co_await b.async_destroy();
+    co_await a.async_destroy(tuple_awaitable); // (unreachable when its server is gone)
+}
+
+} // namespace
+
+TEST_CASE_METHOD(cluster_fixture,
+                 "cluster: the leader server dies while a lock is held; the holder keeps it, "
+                 "the waiter gets it after the release",
+                 "[failover]") {
+    if (skip())
+        return;
+    const auto leader = cluster->leader();
+    REQUIRE(leader);
+    const std::size_t holder_at = (*leader + 1) % 3, waiter_at = (*leader + 2) % 3;
+    // (A TTL the election fits in: the holder's renewals wait for the new leader.)
+    run(ioc, hand_over(*this, holder_at, waiter_at, *leader, true, 10s), 90s);
+}
+
+TEST_CASE_METHOD(cluster_fixture,
+                 "cluster: the holder's server dies; the holder learns its loss before the "
+                 "waiter is granted",
+                 "[failover]") {
+    if (skip())
+        return;
+    const auto leader = cluster->leader();
+    REQUIRE(leader);
+    // The holder on a follower that dies; the waiter on the leader.
+    const std::size_t holder_at = (*leader + 1) % 3;
+    run(ioc, hand_over(*this, holder_at, *leader, holder_at, false, 5s), 90s);
+}
