@@ -7,10 +7,13 @@
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
+#include <conclave/elector.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -177,4 +180,71 @@ TEST_CASE_METHOD(cluster_fixture,
     // The holder on a follower that dies; the waiter on the leader.
     const std::size_t holder_at = (*leader + 1) % 3;
     run(ioc, hand_over(*this, holder_at, *leader, holder_at, false, 5s), 90s);
+}
+
+TEST_CASE_METHOD(cluster_fixture,
+                 "cluster: the leading candidate's server dies; its term ends before the other "
+                 "candidate's begins",
+                 "[failover]") {
+    if (skip())
+        return;
+    const auto raft_leader = cluster->leader();
+    REQUIRE(raft_leader);
+    const std::size_t first_at = (*raft_leader + 1) % 3; // the server that dies
+    client first_client = client_of(first_at);
+    client second_client = client_of(*raft_leader);
+    auto body = [&]() -> asio::awaitable<void> {
+        auto quick = session_config{}.with_ttl(5s).with_lock_delay(0ms).with_node_checks(
+            std::vector<std::string>{});
+        auto s1 = co_await session::async_create(first_client, quick);
+        auto s2 = co_await session::async_create(second_client, quick);
+        asio::co_spawn(ioc, s1.async_run(tuple_awaitable), asio::detached);
+        asio::co_spawn(ioc, s2.async_run(tuple_awaitable), asio::detached);
+        elector first{first_client, p + "leader"};
+        elector second{second_client, p + "leader"};
+        std::optional<steady::time_point> first_term_ended, second_term_began;
+        asio::steady_timer first_leads{ioc, 1h}, second_leads{ioc, 1h};
+        leader_task first_task = [&](leadership) -> asio::awaitable<void> {
+            first_leads.cancel();
+            asio::steady_timer forever{ioc, 1h};
+            co_await forever.async_wait(tuple_awaitable); // until cancelled: leadership lost
+            first_term_ended = steady::now();
+        };
+        leader_task second_task = [&](leadership) -> asio::awaitable<void> {
+            second_term_began = steady::now();
+            second_leads.cancel();
+            asio::steady_timer forever{ioc, 1h};
+            co_await forever.async_wait(tuple_awaitable);
+        };
+        asio::cancellation_signal stop_first, stop_second;
+        int campaigns_over = 0;
+        asio::steady_timer both_over{ioc, 1h};
+        const auto campaign_over = [&](std::exception_ptr, auto) {
+            if (++campaigns_over == 2)
+                both_over.cancel();
+        };
+        asio::co_spawn(ioc, first.async_run(s1, first_task, tuple_awaitable),
+                       asio::bind_cancellation_slot(stop_first.slot(), campaign_over));
+        co_await first_leads.async_wait(tuple_awaitable);
+        asio::co_spawn(ioc, second.async_run(s2, second_task, tuple_awaitable),
+                       asio::bind_cancellation_slot(stop_second.slot(), campaign_over));
+
+        const auto killed_at = steady::now();
+        cluster->kill(first_at);
+        co_await second_leads.async_wait(tuple_awaitable);
+        REQUIRE(second_term_began);
+        REQUIRE(first_term_ended);
+        CHECK(*first_term_ended <= *second_term_began);
+        std::printf("failover: leader's server killed: its term ended at %.2f s, the next "
+                    "began at %.2f s\n",
+                    seconds_between(killed_at, *first_term_ended),
+                    seconds_between(killed_at, *second_term_began));
+        stop_second.emit(asio::cancellation_type::terminal);
+        stop_first.emit(asio::cancellation_type::terminal);
+        if (campaigns_over < 2)
+            co_await both_over.async_wait(tuple_awaitable);
+        co_await lock{second_client, p + "leader"}.async_destroy(tuple_awaitable);
+        co_await s2.async_destroy(tuple_awaitable);
+    };
+    run(ioc, body(), 90s);
 }
