@@ -64,6 +64,24 @@ struct cluster_fixture {
         co_await t.async_wait(asio::use_awaitable);
     }
 
+    // Sessions and keys under the prefix left on the cluster, as `c` sees them once the
+    // sessions are gone or `limit` passed (blocking reads: no polling).
+    asio::awaitable<std::pair<std::size_t, std::size_t>>
+    leftovers(client& c, std::chrono::milliseconds limit) {
+        const auto end = steady::now() + limit;
+        std::uint64_t index = 0;
+        std::size_t sessions = 0;
+        while (steady::now() < end) {
+            auto r = co_await c.async_session_list(query_options::blocking(index, 500ms));
+            sessions = r.sessions.size();
+            if (sessions == 0)
+                break;
+            index = r.meta.index;
+        }
+        auto keys = co_await c.async_kv_keys(p);
+        co_return std::pair<std::size_t, std::size_t>{sessions, keys.keys.size()};
+    }
+
     // One write through `c`, retried until it succeeds: when writes resume.
     asio::awaitable<steady::time_point> first_write(client& c, const std::string& key) {
         for (;;) {
@@ -152,6 +170,10 @@ asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::
     co_await wanted.async_destroy();
     co_await b.async_destroy();
     co_await a.async_destroy(tuple_awaitable); // (unreachable when its server is gone)
+    co_await waiter_client.async_kv_delete(f.p + "probe");
+    const auto [sessions, keys] = co_await f.leftovers(waiter_client, 2 * ttl);
+    CHECK(sessions == 0); // (a session on the dead server: Consul expired it)
+    CHECK(keys == 0);
 }
 
 } // namespace
