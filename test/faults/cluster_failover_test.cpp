@@ -9,6 +9,7 @@
 #include <conclave/client.hpp>
 #include <conclave/elector.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -267,6 +268,71 @@ TEST_CASE_METHOD(cluster_fixture,
             co_await both_over.async_wait(tuple_awaitable);
         co_await lock{second_client, p + "leader"}.async_destroy(tuple_awaitable);
         co_await s2.async_destroy(tuple_awaitable);
+    };
+    run(ioc, body(), 90s);
+}
+
+TEST_CASE_METHOD(cluster_fixture,
+                 "cluster: the permit holder's server dies; the holder learns its loss before "
+                 "the waiter gets the slot",
+                 "[failover]") {
+    if (skip())
+        return;
+    const auto leader = cluster->leader();
+    REQUIRE(leader);
+    const std::size_t holder_at = (*leader + 1) % 3;
+    client holder_client = client_of(holder_at);
+    client waiter_client = client_of(*leader);
+    auto body = [&]() -> asio::awaitable<void> {
+        // Delete behaviour, as semaphore sessions have (conclave lock -n): a dead holder's
+        // contender key goes with its session.
+        auto quick = session_config{}
+                         .with_ttl(5s)
+                         .with_lock_delay(0ms)
+                         .with_behavior(session_behavior::delete_keys)
+                         .with_node_checks(std::vector<std::string>{});
+        auto a = co_await session::async_create(holder_client, quick);
+        auto b = co_await session::async_create(waiter_client, quick);
+        asio::co_spawn(ioc, a.async_run(tuple_awaitable), asio::detached);
+        asio::co_spawn(ioc, b.async_run(tuple_awaitable), asio::detached);
+        semaphore held{holder_client, p + "jobs", 1};
+        semaphore wanted{waiter_client, p + "jobs", 1};
+        auto permit_a = co_await held.async_acquire(a);
+
+        std::optional<steady::time_point> holder_lost, waiter_granted;
+        permit permit_b;
+        asio::steady_timer granted{ioc, 1h};
+        auto wait = [&]() -> asio::awaitable<void> {
+            permit_b = co_await wanted.async_acquire(b, nullptr, asio::use_awaitable);
+            waiter_granted = steady::now();
+            granted.cancel();
+        };
+        auto watch_loss = [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await permit_a.async_wait_lost(tuple_awaitable);
+            if (ec != asio::error::operation_aborted)
+                holder_lost = steady::now();
+        };
+        asio::co_spawn(ioc, wait(), asio::detached);
+        asio::co_spawn(ioc, watch_loss(), asio::detached);
+
+        const auto killed_at = steady::now();
+        cluster->kill(holder_at);
+        if (!waiter_granted)
+            co_await granted.async_wait(tuple_awaitable);
+        REQUIRE(waiter_granted);
+        REQUIRE(holder_lost);
+        CHECK(*holder_lost <= *waiter_granted);
+        CHECK_FALSE(permit_a.held());
+        std::printf("failover: permit holder's server killed: it knew at %.2f s, the waiter "
+                    "was granted at %.2f s\n",
+                    seconds_between(killed_at, *holder_lost),
+                    seconds_between(killed_at, *waiter_granted));
+        co_await permit_b.async_release();
+        co_await wanted.async_destroy();
+        co_await b.async_destroy();
+        const auto [sessions, keys] = co_await leftovers(waiter_client, 10s);
+        CHECK(sessions == 0);
+        CHECK(keys == 0);
     };
     run(ioc, body(), 90s);
 }
