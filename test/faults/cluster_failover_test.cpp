@@ -83,6 +83,18 @@ struct cluster_fixture {
         co_return std::pair<std::size_t, std::size_t>{sessions, keys.keys.size()};
     }
 
+    // A renewed session of `c` (renewals run until it is lost or destroyed): short TTL, no
+    // lock-delay, no node checks (a dead server's node would end it at once).
+    asio::awaitable<session>
+    running_session(client& c, std::chrono::seconds ttl,
+                    session_behavior behavior = session_behavior::release) {
+        auto cfg = session_config{}.with_ttl(ttl).with_lock_delay(0ms).with_behavior(behavior);
+        cfg.with_node_checks(std::vector<std::string>{});
+        auto s = co_await session::async_create(c, cfg);
+        asio::co_spawn(ioc, s.async_run(tuple_awaitable), asio::detached);
+        co_return s;
+    }
+
     // One write through `c`, retried until it succeeds: when writes resume.
     asio::awaitable<steady::time_point> first_write(client& c, const std::string& key) {
         for (;;) {
@@ -108,12 +120,8 @@ asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::
                                 std::chrono::seconds ttl) {
     client holder_client = f.client_of(holder_at);
     client waiter_client = f.client_of(waiter_at);
-    auto quick = session_config{}.with_ttl(ttl).with_lock_delay(0ms).with_node_checks(
-        std::vector<std::string>{});
-    auto a = co_await session::async_create(holder_client, quick);
-    auto b = co_await session::async_create(waiter_client, quick);
-    asio::co_spawn(f.ioc, a.async_run(tuple_awaitable), asio::detached);
-    asio::co_spawn(f.ioc, b.async_run(tuple_awaitable), asio::detached);
+    auto a = co_await f.running_session(holder_client, ttl);
+    auto b = co_await f.running_session(waiter_client, ttl);
     lock held{holder_client, f.p + "l"};
     lock wanted{waiter_client, f.p + "l"};
     auto lease = co_await held.async_acquire(a);
@@ -217,12 +225,8 @@ TEST_CASE_METHOD(cluster_fixture,
     client first_client = client_of(first_at);
     client second_client = client_of(*raft_leader);
     auto body = [&]() -> asio::awaitable<void> {
-        auto quick = session_config{}.with_ttl(5s).with_lock_delay(0ms).with_node_checks(
-            std::vector<std::string>{});
-        auto s1 = co_await session::async_create(first_client, quick);
-        auto s2 = co_await session::async_create(second_client, quick);
-        asio::co_spawn(ioc, s1.async_run(tuple_awaitable), asio::detached);
-        asio::co_spawn(ioc, s2.async_run(tuple_awaitable), asio::detached);
+        auto s1 = co_await running_session(first_client, 5s);
+        auto s2 = co_await running_session(second_client, 5s);
         elector first{first_client, p + "leader"};
         elector second{second_client, p + "leader"};
         std::optional<steady::time_point> first_term_ended, second_term_began;
@@ -286,15 +290,8 @@ TEST_CASE_METHOD(cluster_fixture,
     auto body = [&]() -> asio::awaitable<void> {
         // Delete behaviour, as semaphore sessions have (conclave lock -n): a dead holder's
         // contender key goes with its session.
-        auto quick = session_config{}
-                         .with_ttl(5s)
-                         .with_lock_delay(0ms)
-                         .with_behavior(session_behavior::delete_keys)
-                         .with_node_checks(std::vector<std::string>{});
-        auto a = co_await session::async_create(holder_client, quick);
-        auto b = co_await session::async_create(waiter_client, quick);
-        asio::co_spawn(ioc, a.async_run(tuple_awaitable), asio::detached);
-        asio::co_spawn(ioc, b.async_run(tuple_awaitable), asio::detached);
+        auto a = co_await running_session(holder_client, 5s, session_behavior::delete_keys);
+        auto b = co_await running_session(waiter_client, 5s, session_behavior::delete_keys);
         semaphore held{holder_client, p + "jobs", 1};
         semaphore wanted{waiter_client, p + "jobs", 1};
         auto permit_a = co_await held.async_acquire(a);
