@@ -188,7 +188,7 @@ asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::
 } // namespace
 
 TEST_CASE_METHOD(cluster_fixture,
-                 "cluster: the leader server dies while a lock is held; the holder keeps it, "
+                 "cluster: the leader server dies while a lock is held: the holder keeps it, "
                  "the waiter gets it after the release",
                  "[failover]") {
     if (skip())
@@ -201,7 +201,7 @@ TEST_CASE_METHOD(cluster_fixture,
 }
 
 TEST_CASE_METHOD(cluster_fixture,
-                 "cluster: the holder's server dies; the holder learns its loss before the "
+                 "cluster: the holder's server dies: the holder learns its loss before the "
                  "waiter is granted",
                  "[failover]") {
     if (skip())
@@ -214,7 +214,7 @@ TEST_CASE_METHOD(cluster_fixture,
 }
 
 TEST_CASE_METHOD(cluster_fixture,
-                 "cluster: the leading candidate's server dies; its term ends before the other "
+                 "cluster: the leading candidate's server dies: its term ends before the other "
                  "candidate's begins",
                  "[failover]") {
     if (skip())
@@ -277,7 +277,7 @@ TEST_CASE_METHOD(cluster_fixture,
 }
 
 TEST_CASE_METHOD(cluster_fixture,
-                 "cluster: the permit holder's server dies; the holder learns its loss before "
+                 "cluster: the permit holder's server dies: the holder learns its loss before "
                  "the waiter gets the slot",
                  "[failover]") {
     if (skip())
