@@ -74,9 +74,6 @@ client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
 
 namespace {
 
-constexpr std::chrono::milliseconds default_query_wait{300000};
-constexpr std::chrono::milliseconds max_query_wait{600000};
-
 // The request target: the call's path itself, or path and query built into `storage`.
 std::string_view build_target(const api_call& call, const std::string& default_dc,
                               std::string& storage) {
@@ -112,8 +109,7 @@ bool stale_connection_error(const error_code& ec) {
 // How long Consul may hold a blocking query: its wait (default 5 min, at most 10), plus up to
 // wait/16 of jitter Consul adds.
 http::clock::duration server_wait(const api_call& call) {
-    const auto wait =
-        call.wait.count() <= 0 ? default_query_wait : std::min(call.wait, max_query_wait);
+    const auto wait = query_wait(call.wait);
     return wait + wait / 16;
 }
 
@@ -239,6 +235,12 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         describe_failure(call, ec, config);
         co_return result{ec, {}};
     }
+}
+
+std::chrono::milliseconds query_wait(std::chrono::milliseconds wait) {
+    constexpr std::chrono::milliseconds default_wait{300000};
+    constexpr std::chrono::milliseconds max_wait{600000};
+    return wait.count() <= 0 ? default_wait : std::min(wait, max_wait);
 }
 
 void apply_query(api_call& call, const query_options& q) {

@@ -91,6 +91,10 @@ inline void apply_timeout(api_call& call, std::chrono::milliseconds timeout) {
         call.deadline = std::chrono::steady_clock::now() + timeout;
 }
 
+/// The wait Consul gives a blocking query asking for `wait`: its default (5 min) for none,
+/// at most its cap (10 min); without the jitter it adds (up to wait/16).
+std::chrono::milliseconds query_wait(std::chrono::milliseconds wait);
+
 /// Adds index/wait/consistency/dc of `q` to `call`.
 void apply_query(api_call& call, const query_options& q);
 

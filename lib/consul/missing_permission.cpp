@@ -14,10 +14,6 @@ bool has_flag(const api_call& call, std::string_view name) {
     return false;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
 // The key of a /v1/kv/ path, as the user wrote it.
 std::string kv_key(std::string_view encoded) {
     auto pct = boost::urls::make_pct_string_view(encoded);
@@ -32,22 +28,22 @@ std::string missing_permission(const api_call& call, std::string_view server_tex
     if (server_text.find("ACL not found") != std::string_view::npos)
         return "Consul does not know the ACL token sent (wrong, or deleted)";
     const bool get = call.method == boost::beast::http::verb::get;
+    const std::string_view path = call.path;
     std::string need;
-    if (starts_with(call.path, "/v1/kv/")) {
-        const auto key = kv_key(std::string_view(call.path).substr(7));
+    if (path.starts_with("/v1/kv/")) {
+        const auto key = kv_key(path.substr(7));
         const bool prefix = has_flag(call, "recurse") || has_flag(call, "keys");
         need = std::string(prefix ? "key_prefix" : "key") + (get ? " read" : " write") + " on \"" +
                key + "\"";
-    } else if (starts_with(call.path, "/v1/txn")) {
+    } else if (path.starts_with("/v1/txn")) {
         need = "key write (read, for reads) on the transaction's keys";
-    } else if (starts_with(call.path, "/v1/session/create")) {
+    } else if (path.starts_with("/v1/session/create")) {
         need = "session write on the agent's node";
-    } else if (starts_with(call.path, "/v1/session/renew/") ||
-               starts_with(call.path, "/v1/session/destroy/")) {
+    } else if (path.starts_with("/v1/session/renew/") || path.starts_with("/v1/session/destroy/")) {
         need = "session write on the session's node";
-    } else if (starts_with(call.path, "/v1/session/")) {
+    } else if (path.starts_with("/v1/session/")) {
         need = "session read";
-    } else if (starts_with(call.path, "/v1/agent/")) {
+    } else if (path.starts_with("/v1/agent/")) {
         need = "agent read";
     } else {
         need = "the permission " + call.path + " requires";

@@ -28,7 +28,7 @@ public:
 
     asio::awaitable<shared_read> read(std::string key, query_options q) {
         auto self = shared_from_this();
-        reader r{client_->executor, std::move(key), q.index, effective_wait(q.wait)};
+        reader r{client_->executor, std::move(key), q.index, query_wait(q.wait)};
         if (snapshot_ && changed(r))
             co_return answer_of(r);
         const auto pos = readers_.insert(readers_.end(), &r);
@@ -75,12 +75,6 @@ private:
         shared_read result;
         diagnostics diag; // with a failure
     };
-
-    static std::chrono::milliseconds effective_wait(std::chrono::milliseconds wait) {
-        constexpr std::chrono::milliseconds default_wait{300000}; // Consul's
-        constexpr std::chrono::milliseconds max_wait{600000};     // Consul's cap
-        return wait.count() <= 0 ? default_wait : std::min(wait, max_wait);
-    }
 
     const kv_entry* find(const std::string& key) const {
         const auto it =
