@@ -13,8 +13,9 @@ namespace {
 
 const char* const usage_text = R"(usage: conclave-bench SCENARIO... [options]
 
-Scenarios: rtt cycle contend semaphore failover drain watch scale peers keys, or all.
+Scenarios: rtt write cycle contend semaphore failover drain watch scale peers keys, or all.
   rtt        raw GET round trip (the floor every recipe builds on)
+  write      raw write: one transaction with one KV lock operation per request
   cycle      one holder: acquire + release with a live session (and lease monitoring)
   contend    N contenders on K keys in one process, or spread over P processes
   semaphore  N contenders on a semaphore of limit L
@@ -27,8 +28,14 @@ Scenarios: rtt cycle contend semaphore failover drain watch scale peers keys, or
   peers      the contend loop written with python-consul and the npm consul client
 
 Options:
-  --agent process|embedded|HOST:PORT  dev agent in its own process (default), in this
-                                      process, or any Consul agent
+  --agent process|embedded|consul|consul-cluster|HOST:PORT
+                        dev agent in its own process (default), in this process, a
+                        real Consul started here (one dev agent, or three servers on
+                        loopback: requests go through a follower), or any Consul
+  --consul-bin PATH     the Consul --agent consul* starts (default: $CONSUL_BIN)
+  --go PATH|none        Go's api.Lock peer (golock) run beside rtt, write, cycle, contend,
+                        drain and semaphore (default: $GOLOCK, else ../shared/peers/go-api
+                        next to the source tree when present)
   --duration S          measured seconds of a timed run (default 3)
   --contenders N[,N..]  contenders (contend/semaphore/peers default 1,4,16,64; drain 64)
   --keys K              keys the contenders spread over (default 1)
@@ -80,8 +87,9 @@ std::size_t positive(const std::string& flag, const std::string& v, bool zero_ok
 } // namespace
 
 const std::vector<std::string>& all_scenarios() {
-    static const std::vector<std::string> all{"rtt",   "cycle", "contend", "semaphore", "failover",
-                                              "drain", "watch", "scale",   "peers",     "keys"};
+    static const std::vector<std::string> all{"rtt",       "write",    "cycle", "contend",
+                                              "semaphore", "failover", "drain", "watch",
+                                              "scale",     "peers",    "keys"};
     return all;
 }
 
@@ -96,6 +104,10 @@ options parse_options(int argc, char** argv) {
         };
         if (a == "--agent")
             o.agent = value();
+        else if (a == "--consul-bin")
+            o.consul_bin = value();
+        else if (a == "--go")
+            o.go_peer = value();
         else if (a == "--duration") {
             const std::string v = value();
             o.duration_s = std::atof(v.c_str());
@@ -157,6 +169,9 @@ options parse_options(int argc, char** argv) {
     }
     if (o.scenarios.empty())
         usage(2, "no scenario given");
+    if (o.consul_bin.empty())
+        if (const char* bin = std::getenv("CONSUL_BIN"))
+            o.consul_bin = bin;
     return o;
 }
 

@@ -9,10 +9,12 @@
 namespace conclave::bench {
 
 struct options {
-    std::vector<std::string> scenarios;    ///< in the order given; "all" expands
-    std::string agent = "process";         ///< process | embedded | HOST:PORT
-    double duration_s = 3.0;               ///< measured time of a timed run
-    double warmup_fraction = 0.1;          ///< discarded before measuring
+    std::vector<std::string> scenarios; ///< in the order given; "all" expands
+    std::string agent = "process"; ///< process | embedded | consul | consul-cluster | HOST:PORT
+    std::string consul_bin;        ///< --agent consul*: the Consul to start (CONSUL_BIN)
+    std::string go_peer;           ///< golock executable; "none": no Go peer
+    double duration_s = 3.0;       ///< measured time of a timed run
+    double warmup_fraction = 0.1;  ///< discarded before measuring
     std::vector<std::size_t> contenders{}; ///< N values (contend, semaphore, drain); empty: default
     std::size_t keys = 1;                  ///< K keys the contenders spread over
     std::size_t processes = 1;             ///< P worker processes for contend

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     boost::asio::io_context ioc;
     std::unique_ptr<bench_target> target;
     try {
-        target = std::make_unique<bench_target>(ioc, opt.agent);
+        target = std::make_unique<bench_target>(ioc, opt.agent, opt.consul_bin);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "conclave-bench: %s\n", e.what());
         return 2;
@@ -36,12 +36,17 @@ int main(int argc, char** argv) {
     harness h(opt, ioc, *target, out);
 
     using scenario_fn = void (*)(harness&);
-    const std::map<std::string, scenario_fn> table{
-        {"rtt", scenario_rtt},           {"cycle", scenario_cycle},
-        {"contend", scenario_contend},   {"semaphore", scenario_semaphore},
-        {"failover", scenario_failover}, {"drain", scenario_drain},
-        {"watch", scenario_watch},       {"scale", scenario_scale},
-        {"keys", scenario_keys},         {"peers", scenario_peers}};
+    const std::map<std::string, scenario_fn> table{{"rtt", scenario_rtt},
+                                                   {"write", scenario_write},
+                                                   {"cycle", scenario_cycle},
+                                                   {"contend", scenario_contend},
+                                                   {"semaphore", scenario_semaphore},
+                                                   {"failover", scenario_failover},
+                                                   {"drain", scenario_drain},
+                                                   {"watch", scenario_watch},
+                                                   {"scale", scenario_scale},
+                                                   {"keys", scenario_keys},
+                                                   {"peers", scenario_peers}};
     int status = 0;
     for (const auto& name : opt.scenarios) {
         try {

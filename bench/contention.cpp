@@ -121,4 +121,10 @@ std::string grant_line(const grant& g) {
            std::to_string(g.released_ns) + "]}";
 }
 
+void set_client_requests(record& r, std::uint64_t requests) {
+    const double grants = r.number("ops").value_or(0);
+    if (grants > 0)
+        r.set("client_requests_per_op", double(requests) / grants);
+}
+
 } // namespace conclave::bench

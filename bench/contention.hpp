@@ -40,6 +40,9 @@ contention_result analyze(std::vector<grant> grants, std::size_t contenders, std
 /// and per handoff requests and acquire attempts from the agent's counters.
 void fill_contention(record& r, contention_result& c, const std::optional<agent_counters>& d,
                      std::int64_t cpu_us);
+/// Sets client_requests_per_op: the client's own requests in the window (renewals and
+/// monitors included) per grant. Any Consul has it; the agent's counters need a dev agent.
+void set_client_requests(record& r, std::uint64_t requests);
 
 /// A child's JSON line {"grant":[c,k,start,acquired,released]} or {"summary":{...}}.
 /// Appends grants; returns the summary's cpu_us when the line is a summary.

@@ -2,6 +2,7 @@
 // contend: N contenders on K keys, all in this process (one client) or spread over P worker
 // processes (this executable, `_contend-worker`), each taking and releasing in a loop.
 // Handoff latency is release ack -> the next holder's acquire ack on the same key.
+#include "go_peer.hpp"
 #include "piped_child.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
@@ -30,6 +31,7 @@ record in_process(harness& h, std::size_t n, contend_params p, std::int64_t t0, 
                   std::vector<grant>& grants) {
     client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
     std::int64_t cpu0 = 0, cpu1 = 0;
+    std::uint64_t q0 = 0, q1 = 0;
     std::optional<agent_counters> a0, a1;
     std::function<asio::awaitable<void>(std::size_t)> parts =
         [&](std::size_t i) -> asio::awaitable<void> {
@@ -38,9 +40,11 @@ record in_process(harness& h, std::size_t n, contend_params p, std::int64_t t0, 
         } else {
             co_await sleep_until_ns(t0);
             cpu0 = process_cpu_time().count();
+            q0 = c.stats().requests;
             a0 = h.target.counters();
             co_await sleep_until_ns(t1);
             cpu1 = process_cpu_time().count();
+            q1 = c.stats().requests;
             a1 = h.target.counters();
         }
     };
@@ -55,6 +59,7 @@ record in_process(harness& h, std::size_t n, contend_params p, std::int64_t t0, 
     if (a0 && a1)
         d = a1->since(*a0);
     fill_contention(r, c_res, d, cpu1 - cpu0);
+    set_client_requests(r, q1 - q0);
     return r;
 }
 
@@ -163,6 +168,8 @@ void scenario_contend(harness& h) {
         record r = run_contend(h, n, std::min(h.opt.processes, n));
         judge_contend(h, r);
         h.out.add(std::move(r));
+        if (h.opt.keys == 1) // (golock contends on one key)
+            run_go_beside(h, "contend", n);
     }
 }
 

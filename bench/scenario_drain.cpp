@@ -2,6 +2,7 @@
 // drain: N contenders start together, each takes the lock once and leaves. Total time from
 // the start to the last release, against N x 3 raw round trips (Go api.Lock: 64 take 25 s
 // with 21 requests per acquisition).
+#include "go_peer.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -13,6 +14,7 @@ void scenario_drain(harness& h) {
         client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
         std::optional<agent_counters> a0, a1;
         std::int64_t cpu0 = 0, cpu1 = 0;
+        std::uint64_t q0 = 0, q1 = 0; // the client's requests
         contend_params p;
         p.prefix = h.fresh_prefix("drain");
         p.contenders = n;
@@ -25,6 +27,7 @@ void scenario_drain(harness& h) {
         p.end_ns = p.start_ns + 600'000'000'000; // each leaves after one turn anyway
         p.before_cleanup = [&] {
             cpu1 = process_cpu_time().count();
+            q1 = c.stats().requests;
             a1 = h.target.counters();
         };
         std::vector<grant> grants;
@@ -35,6 +38,7 @@ void scenario_drain(harness& h) {
             } else {
                 co_await sleep_until_ns(p.start_ns - 1'000'000);
                 cpu0 = process_cpu_time().count();
+                q0 = c.stats().requests;
                 a0 = h.target.counters();
             }
         };
@@ -52,6 +56,7 @@ void scenario_drain(harness& h) {
         if (a0 && a1)
             d = a1->since(*a0);
         fill_contention(r, res, d, cpu1 - cpu0);
+        set_client_requests(r, q1 - q0);
         const double total_ms = double(last - p.start_ns) / 1e6;
         r.set("total_ms", total_ms);
         r.set("ops_per_s", double(n) / (total_ms / 1e3));
@@ -61,6 +66,7 @@ void scenario_drain(harness& h) {
         r.set("target", std::string("total <= N x 3 raw round trips"));
         r.set("target_met", total_ms <= bound_ms);
         h.out.add(std::move(r));
+        run_go_beside(h, "drain", n);
     }
 }
 

@@ -4,6 +4,7 @@
 // client (bench/peers/node/lock_peer.js). Every implementation logs its grants with the same
 // clock, so handoffs, fairness and requests per handoff are computed the same way; each peer
 // record carries the ratios against ours.
+#include "go_peer.hpp"
 #include "piped_child.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
@@ -100,23 +101,6 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
     return r;
 }
 
-void set_ratios(record& peer, const record& ours) {
-    auto ratio = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
-        if (!a || !b || *b == 0)
-            return std::nullopt;
-        return *a / *b;
-    };
-    // >1 is better for ours in each.
-    if (auto x = ratio(ours.number("ops_per_s"), peer.number("ops_per_s")))
-        peer.set("ours_ops_ratio", *x);
-    if (auto x = ratio(peer.number("cpu_us_per_op"), ours.number("cpu_us_per_op")))
-        peer.set("ours_cpu_advantage", *x);
-    if (auto x = ratio(peer.number("p99_us"), ours.number("p99_us")))
-        peer.set("ours_p99_advantage", *x);
-    if (auto x = ratio(peer.number("requests_per_handoff"), ours.number("requests_per_handoff")))
-        peer.set("ours_requests_advantage", *x);
-}
-
 } // namespace
 
 void scenario_peers(harness& h) {
@@ -129,7 +113,7 @@ void scenario_peers(harness& h) {
         for (const auto& which : h.opt.peers) {
             record p = run_peer(h, which, n);
             if (p.text("error").empty())
-                set_ratios(p, ours);
+                set_peer_ratios(p, ours);
             peers.push_back(std::move(p));
         }
         // Client CPU per handoff lower than every peer's (the last target).
@@ -141,6 +125,8 @@ void scenario_peers(harness& h) {
         h.out.add(std::move(ours));
         for (auto& p : peers)
             h.out.add(std::move(p));
+        if (h.opt.keys == 1) // (golock contends on one key)
+            run_go_beside(h, "contend", n);
     }
 }
 

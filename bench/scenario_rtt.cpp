@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // rtt: sequential GETs of one existing key, each coroutine on its own pooled connection.
 // The floor every recipe builds on, and the unit the targets are written in.
+#include "go_peer.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -102,6 +103,8 @@ void scenario_rtt(harness& h) {
             h.set_baseline(b);
         }
         h.out.add(std::move(r));
+        if (conns == 1)
+            run_go_beside(h, "rtt", 1); // (golock's rtt is one client's sequential GETs)
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // semaphore: N contenders on one semaphore of limit L, each acquiring a permit, holding it
 // for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit).
+#include "go_peer.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
 
@@ -65,6 +66,7 @@ void semaphore_run(harness& h, std::size_t n) {
         run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
         run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
         std::int64_t cpu0 = 0, cpu1 = 0;
+        std::uint64_t q0 = 0, q1 = 0; // the client's requests
         std::optional<agent_counters> a0, a1;
         session_config cfg;
         cfg.with_name("bench-semaphore").with_lock_delay(std::chrono::milliseconds(0));
@@ -87,9 +89,11 @@ void semaphore_run(harness& h, std::size_t n) {
             } else {
                 co_await sleep_until_ns(run.t0);
                 cpu0 = process_cpu_time().count();
+                q0 = c.stats().requests;
                 a0 = h.target.counters();
                 co_await sleep_until_ns(run.t1);
                 cpu1 = process_cpu_time().count();
+                q1 = c.stats().requests;
                 a1 = h.target.counters();
             }
         };
@@ -119,6 +123,7 @@ void semaphore_run(harness& h, std::size_t n) {
         if (a0 && a1)
             d = a1->since(*a0);
         fill_contention(r, res, d, cpu1 - cpu0);
+        set_client_requests(r, q1 - q0);
         // A permit takes several writes by design (contender key, CAS on .lock, release
         // CAS, key delete): report writes per permit rather than "acquire attempts".
         r.erase("acquire_attempts_per_handoff");
@@ -156,6 +161,7 @@ void scenario_semaphore(harness& h) {
             r.set("error", std::string(e.what()));
             h.out.add(std::move(r));
         }
+        run_go_beside(h, "semaphore", n);
     }
 }
 

@@ -14,6 +14,7 @@ namespace conclave::bench {
 record measure_rtt(harness& h, std::size_t connections, double seconds);
 
 void scenario_rtt(harness& h);
+void scenario_write(harness& h);
 void scenario_cycle(harness& h);
 void scenario_contend(harness& h);
 void scenario_semaphore(harness& h);
@@ -23,6 +24,10 @@ void scenario_watch(harness& h);
 void scenario_scale(harness& h);
 void scenario_keys(harness& h);
 void scenario_peers(harness& h);
+
+/// One raw write: a transaction with one KV lock operation on `key` for `session` (the
+/// write floor, bench/scenario_write.cpp). Throws when Consul does not commit it.
+asio::awaitable<void> raw_lock_write(client& c, const std::string& key, const std::string& session);
 
 /// Hidden subcommands (`conclave-bench _contend-worker ...`, `_holder ...`): the bench
 /// spawns itself for P-process contention and for a holder it can SIGKILL.

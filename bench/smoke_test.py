@@ -16,7 +16,8 @@ TINY = ["--duration", "0.3", "--contenders", "2", "--waiters", "40", "--watchers
 COMMON = ["scenario", "contenders", "ops_per_s", "p50_us", "p99_us", "max_us", "cpu_us_per_op"]
 EXTRA = {
     "contend": ["requests_per_handoff", "acquire_attempts_per_handoff", "jain"],
-    "cycle": ["requests_per_handoff", "rate_vs_rtt"],
+    "cycle": ["requests_per_handoff", "rate_vs_rtt", "write_ops_per_s", "rate_vs_write"],
+    "write": ["client_requests_per_op"],
     "semaphore": ["requests_per_handoff", "jain"],
     "drain": ["total_ms", "bound_ms", "requests_per_handoff", "jain"],
     "failover": ["failover_ms", "bound_ms"],
@@ -28,13 +29,19 @@ EXTRA = {
 }
 # Runs that need more than the defaults to show their shape.
 ARGS = {"contend-processes": ["contend", "--processes", "2"]}
+# "go": the cycle with Go's api.Lock peer beside it (bench/go_peer.hpp), when this machine
+# has one; every other run leaves it out.
+GO_ARGS = ["cycle"]
 # Peers not installed on this machine are reported, not failed (scripts/setup.sh installs them).
 SKIPPABLE = ("is not installed", "no node_modules")
 
 
 def main():
     exe, which = sys.argv[1], sys.argv[2]
-    scenario_args = ARGS.get(which, [which])
+    if which == "go":
+        scenario_args = GO_ARGS
+    else:
+        scenario_args = ARGS.get(which, [which]) + ["--go", "none"]
     scenario = scenario_args[0]
     proc = subprocess.run([exe] + scenario_args + TINY, capture_output=True, text=True,
                           timeout=60)
@@ -56,6 +63,8 @@ def main():
             want = want + ["idle_rtt_p50_us", "handoff_rtts", "handoff_rtts_vs_rtt_loop"]
         if scenario == "peers" and r.get("impl") != "conclave":
             want = COMMON + EXTRA["peers"]
+        if r.get("impl") == "go-api":
+            want = COMMON + ["ours_ops_ratio", "ours_cpu_advantage"]
         missing = [f for f in want if f not in r]
         if missing:
             sys.exit("%s: record lacks %s" % (which, ", ".join(missing)))
@@ -69,6 +78,8 @@ def main():
             sys.exit("%s: nothing measured" % which)
     if proc.returncode != 0:
         sys.exit("conclave-bench exited with %d" % proc.returncode)
+    if which == "go" and not any(r.get("impl") == "go-api" for r in records):
+        skipped.append("no Go peer on this machine (--go, $GOLOCK or ../shared/peers/go-api)")
     if skipped:
         print("CONCLAVE-SKIPPED: " + "; ".join(skipped))
 

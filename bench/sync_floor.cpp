@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -109,32 +110,35 @@ int connect_to(const client_config& cfg) {
 
 } // namespace
 
-std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std::string& key,
-                                             const std::string& session, double seconds) {
-    if (cfg.kind != client_config::transport::tcp || cfg.tls.enabled)
-        return std::nullopt;
-    const int fd = connect_to(cfg);
-    if (fd < 0)
-        return std::nullopt;
-    blocking_connection conn{fd};
-    const std::string host = cfg.host + ":" + std::to_string(cfg.port);
-    // The lock's transactions: check (the key as last seen) + lock, then unlock. The
-    // index comes from the previous answer, as the lock's key hub learns it.
-    const std::string lock_op = R"({"KV":{"Verb":"lock","Key":")" + key +
-                                R"(","Value":"","Flags":3304740253564472344,"Session":")" +
-                                session + R"("}})";
-    const std::string release =
-        txn_request(host, cfg.token,
-                    R"([{"KV":{"Verb":"unlock","Key":")" + key +
-                        R"(","Flags":3304740253564472344,"Session":")" + session + R"("}}])");
+struct floor_client::impl {
+    blocking_connection conn;
+    std::string host, token, key, session;
+    std::string lock_op, release;
     std::uint64_t index = 0; // 0: the key does not exist yet
-    const auto cycle = [&] {
+
+    impl(int fd, const client_config& cfg, std::string k, std::string sid)
+        : conn(fd)
+        , host(cfg.host + ":" + std::to_string(cfg.port))
+        , token(cfg.token)
+        , key(std::move(k))
+        , session(std::move(sid)) {
+        // The lock's transactions: check (the key as last seen) + lock, then unlock. The
+        // index comes from the previous answer, as the lock's key hub learns it.
+        lock_op = R"({"KV":{"Verb":"lock","Key":")" + key +
+                  R"(","Value":"","Flags":3304740253564472344,"Session":")" + session + R"("}})";
+        release =
+            txn_request(host, token,
+                        R"([{"KV":{"Verb":"unlock","Key":")" + key +
+                            R"(","Flags":3304740253564472344,"Session":")" + session + R"("}}])");
+    }
+
+    bool cycle() {
         const std::string check =
             index == 0 ? R"({"KV":{"Verb":"check-not-exists","Key":")" + key + R"("}})"
                        : R"({"KV":{"Verb":"check-index","Key":")" + key + R"(","Index":)" +
                              std::to_string(index) + "}}";
         const auto locked =
-            conn.round_trip(txn_request(host, cfg.token, "[" + check + "," + lock_op + "]"));
+            conn.round_trip(txn_request(host, token, "[" + check + "," + lock_op + "]"));
         if (!locked)
             return false;
         const auto released = conn.round_trip(release);
@@ -142,22 +146,56 @@ std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std
             return false;
         index = *released;
         return true;
-    };
+    }
+};
+
+floor_client::floor_client(const client_config& cfg, const std::string& key,
+                           const std::string& session) {
+    if (cfg.kind != client_config::transport::tcp || cfg.tls.enabled)
+        return;
+    const int fd = connect_to(cfg);
+    if (fd < 0)
+        return;
+    impl_ = std::make_unique<impl>(fd, cfg, key, session);
     for (int i = 0; i < 200; ++i) // warm-up
-        if (!cycle())
+        if (!impl_->cycle()) {
+            impl_.reset();
+            return;
+        }
+}
+
+floor_client::~floor_client() = default;
+
+std::optional<std::size_t> floor_client::run_for(std::chrono::nanoseconds d, std::size_t most) {
+    if (!impl_)
+        return std::nullopt;
+    const auto until = std::chrono::steady_clock::now() + d;
+    std::size_t n = 0;
+    while (n < most && std::chrono::steady_clock::now() < until) {
+        if (!impl_->cycle()) {
+            impl_.reset();
             return std::nullopt;
-    using clock = std::chrono::steady_clock;
-    const double cpu0 = cpu_us();
-    const auto t0 = clock::now();
-    const auto until = t0 + std::chrono::duration<double>(seconds);
-    double n = 0;
-    while (clock::now() < until) {
-        if (!cycle())
-            return std::nullopt;
+        }
         ++n;
     }
-    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
-    return sync_floor{n, (cpu_us() - cpu0) / n, n / secs};
+    return n;
+}
+
+std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std::string& key,
+                                             const std::string& session, double seconds,
+                                             long cycles) {
+    floor_client floor{cfg, key, session};
+    const double cpu0 = cpu_us();
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto n = floor.run_for(cycles > 0 ? std::chrono::hours{1}
+                                            : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::duration<double>(seconds)),
+                                 cycles > 0 ? std::size_t(cycles) : SIZE_MAX);
+    if (!n || *n == 0)
+        return std::nullopt;
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return sync_floor{double(*n), (cpu_us() - cpu0) / double(*n), double(*n) / secs};
 }
 
 } // namespace conclave::bench

@@ -4,6 +4,10 @@
 
 #include <conclave/config.hpp>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -15,6 +19,28 @@ struct sync_floor {
     double cycles_per_s = 0;
 };
 
+/// The floor client on one connection, kept between runs (the cycle scenario gives it
+/// slices between the lock's). Its cycles block the calling thread: the agent must run in
+/// another process, and `session` is not renewed meanwhile.
+class floor_client {
+public:
+    /// Connects and warms up; unusable (run_for gives nothing) when `cfg` is not plain TCP
+    /// or a request fails.
+    floor_client(const client_config& cfg, const std::string& key, const std::string& session);
+    ~floor_client();
+    floor_client(const floor_client&) = delete;
+    floor_client& operator=(const floor_client&) = delete;
+
+    /// Whether it connected and its warm-up cycles went through.
+    bool usable() const { return impl_ != nullptr; }
+    /// Cycles for `d` (at most `most`); how many, or nothing once a request failed.
+    std::optional<std::size_t> run_for(std::chrono::nanoseconds d, std::size_t most = SIZE_MAX);
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
 /// Runs the raw acquire + release cycle (two /v1/txn requests as the lock sends them) for
 /// `seconds` with blocking sockets, HTTP written by hand and nothing
 /// parsed beyond the status line and Content-Length. No real client can spend less CPU
@@ -23,7 +49,9 @@ struct sync_floor {
 /// Empty when `cfg` is not plain TCP or a request fails. Blocks the calling thread: the
 /// agent must run in another process, and `session` is not renewed meanwhile (keep
 /// `seconds` well under its TTL).
+/// With `cycles` > 0, runs that many cycles instead (after the warm-up), whatever the time.
 std::optional<sync_floor> measure_sync_floor(const client_config& cfg, const std::string& key,
-                                             const std::string& session, double seconds);
+                                             const std::string& session, double seconds,
+                                             long cycles = 0);
 
 } // namespace conclave::bench

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "consul/consul_server.hpp"
 #include "target.hpp"
 
 #include <conclave/dev/agent.hpp>
@@ -69,7 +70,8 @@ std::pair<int, std::string> http_exchange(const std::string& address, const std:
     }
 }
 
-bench_target::bench_target(asio::io_context& ioc, const std::string& spec) {
+bench_target::bench_target(asio::io_context& ioc, const std::string& spec,
+                           const std::string& consul_bin) {
     if (spec == "process") {
         kind_ = "process";
         // A low TTL floor so the failover scenario can use short TTLs.
@@ -84,6 +86,23 @@ bench_target::bench_target(asio::io_context& ioc, const std::string& spec) {
         embedded_ = std::make_unique<dev::agent>(ioc.get_executor(), cfg);
         embedded_->start();
         address_ = embedded_->http_address();
+    } else if (spec == "consul" || spec == "consul-cluster") {
+        kind_ = spec;
+        if (consul_bin.empty())
+            throw std::runtime_error("--agent " + spec +
+                                     ": no Consul executable (set CONSUL_BIN or --consul-bin)");
+        programs::consul_server_options o;
+        o.binary = consul_bin;
+        o.servers = spec == "consul" ? 1 : 3;
+        // Short TTLs for the failover scenario (Consul's own floor is 10 s).
+        o.session_ttl_min = std::chrono::milliseconds{100};
+        consul_ = std::make_unique<programs::consul_server>(std::move(o));
+        std::size_t via = 0;
+        if (consul_->size() > 1)
+            if (auto leader = consul_->leader())
+                via = (*leader + 1) % consul_->size();
+        address_ = consul_->http_address(via);
+        has_stats_ = false;
     } else {
         kind_ = "external";
         address_ = spec;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Where the benchmark sends its requests: the dev agent in its own process (default), the
-// dev agent on this process's event loop, or any Consul address. Also reads the agent's
-// request counters (GET /v1/_conclave/stats) and its test controls when it has them.
+// dev agent on this process's event loop, a real Consul the bench starts (one agent or a
+// three-server cluster), or any Consul address. Also reads the agent's request counters
+// (GET /v1/_conclave/stats) and its test controls when it has them.
 #pragma once
 
 #include "agent_process.hpp"
@@ -18,6 +19,9 @@
 
 namespace conclave::dev {
 class agent;
+}
+namespace conclave::programs {
+class consul_server;
 }
 
 namespace conclave::bench {
@@ -39,14 +43,19 @@ struct agent_counters {
 
 class bench_target {
 public:
-    /// `spec`: "process", "embedded" or an address ("host:port", "http://...").
-    bench_target(boost::asio::io_context& ioc, const std::string& spec);
+    /// `spec`: "process", "embedded", "consul", "consul-cluster" or an address ("host:port",
+    /// "http://..."). `consul_bin`: the Consul executable the two "consul" kinds start.
+    bench_target(boost::asio::io_context& ioc, const std::string& spec,
+                 const std::string& consul_bin = {});
     ~bench_target();
 
-    /// "process", "embedded" or "external".
+    /// "process", "embedded", "consul", "consul-cluster" or "external".
     const std::string& kind() const { return kind_; }
-    /// "127.0.0.1:<port>" (or the address given).
+    /// "127.0.0.1:<port>" (or the address given). On a cluster, a follower's: most
+    /// requests reach a Consul server through one that is not the leader.
     const std::string& address() const { return address_; }
+    /// True when the target is a real Consul (started here or given by address).
+    bool is_consul() const { return kind_ != "process" && kind_ != "embedded"; }
     /// A client configuration for this target with a pool bound.
     client_config make_config(std::size_t max_connections) const;
 
@@ -61,6 +70,7 @@ private:
     bool has_stats_ = true;
     std::unique_ptr<agent_process> child_;
     std::unique_ptr<dev::agent> embedded_;
+    std::unique_ptr<programs::consul_server> consul_;
 };
 
 /// One plain HTTP/1.1 exchange on a fresh connection, outside any event loop (a few
