@@ -222,3 +222,46 @@ TEST_CASE_METHOD(recipes_fixture, "a permit whose contender key vanishes is repo
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a semaphore acquire rides out 500s on its first write, as during a leader "
+                 "election",
+                 "[semaphore][faults]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(5s));
+        semaphore sem{consul, p + "jobs", 2};
+        // A Consul electing a leader answers writes with 500s ("No cluster leader"); the
+        // contender key's write is tried again, as the lock's transactions are.
+        server.inject_errors("/v1/kv/" + p + "jobs/" + s.id(), 3, 500);
+        auto got = co_await sem.async_acquire(s);
+        CHECK(got.held());
+        auto key = co_await consul.async_kv_get(p + "jobs/" + s.id());
+        REQUIRE(key.entry);
+        CHECK(key.entry->session == s.id());
+        co_await got.async_release();
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a semaphore acquire with a session Consul no longer knows ends with "
+                 "session_invalidated and leaves nothing",
+                 "[semaphore]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(5s));
+        co_await consul.async_session_destroy(s.id()); // behind the session object's back
+        semaphore sem{consul, p + "jobs", 2};
+        diagnostics diag;
+        auto [ec, got] = co_await sem.async_acquire(s, &diag, awaitable_tuple);
+        CHECK(ec == errc::session_invalidated); // Consul's 500 "invalid session", not retried
+        CHECK_FALSE(got.valid());
+        CHECK(diag.server_message.find("invalid session") != std::string::npos);
+        auto keys = co_await consul.async_kv_keys(p + "jobs/");
+        CHECK(keys.keys.empty());
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}

@@ -97,18 +97,47 @@ asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> se
 }
 
 // Writes the contender key (held by the session): it keeps us "alive" in the eyes of other
-// holders, and lets others add us to the holders.
-asio::awaitable<error_code> write_contender(semaphore_state& sem, const session_state& s,
+// holders, and lets others add us to the holders. Consul answers an acquire for a session
+// it does not know with a 500 ("invalid session"): that is the session's end, not a
+// failure worth another try.
+asio::awaitable<error_code> write_contender(semaphore_state& sem, session_state& s,
                                             const deadline_t& deadline, diagnostics* diag) {
+    diagnostics said;
     auto options = kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value);
-    options.diag = diag;
+    options.diag = &said;
     if (deadline)
         options.with_timeout(detail::time_left(*deadline));
     auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
                                                        options, asio::as_tuple(asio::deferred));
+    if (diag)
+        *diag = said;
+    if (ec == errc::server_error &&
+        said.server_message.find("invalid session") != std::string::npos) {
+        s.gone_on_server = true;
+        s.mark_lost(make_error_code(errc::session_invalidated));
+        co_return s.lost;
+    }
     if (ec)
         co_return ec;
     co_return made ? error_code{} : make_error_code(errc::conflict);
+}
+
+// The contender key's write, tried again while Consul cannot take it (unreachable, or
+// electing a leader: 500s) until the budget ends. Trying again is safe: our own session
+// re-acquiring its key changes nothing, and the cleanup deletes the key if we give up.
+asio::awaitable<error_code> enter_contenders(semaphore_state& sem, session_state& s,
+                                             const deadline_t& deadline, diagnostics* diag) {
+    detail::retry_backoff backoff;
+    for (;;) {
+        auto ec = co_await write_contender(sem, s, deadline, diag);
+        if (ec && s.check(clock::now()))
+            co_return s.lost; // the session ended meanwhile: that is the news
+        if (!ec || !is_retryable(ec) || detail::past(deadline))
+            co_return ec;
+        co_await detail::sleep_for(backoff.next(), deadline);
+        if (detail::past(deadline))
+            co_return ec;
+    }
 }
 
 using acquire_result = std::pair<error_code, std::optional<permit>>;
@@ -141,7 +170,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     };
     try {
         contender_sent = true;
-        auto pec = co_await write_contender(*sem, *s, deadline, diag);
+        auto pec = co_await enter_contenders(*sem, *s, deadline, diag);
         if (pec) {
             if (!detail::past(deadline))
                 result.first = pec;
