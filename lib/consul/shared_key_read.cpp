@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "codec/json.hpp"
 #include "consul/shared_key_read.hpp"
+#include "consul/stall_pacing.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -14,6 +15,8 @@
 #include <list>
 
 namespace conclave::detail {
+
+using clock = std::chrono::steady_clock;
 
 /// One folder's shared blocking query and the readers waiting on it.
 class folder_read : public std::enable_shared_from_this<folder_read> {
@@ -177,6 +180,7 @@ private:
             diag_ = {};
             q.diag = &diag_;
             apply_query(call, q);
+            const auto started = clock::now();
             auto [ec, reply] = co_await client_->send(call);
             auto cs = co_await asio::this_coro::cancellation_state;
             if (cs.cancelled() != asio::cancellation_type::none) {
@@ -211,6 +215,16 @@ private:
             meta_ = reply.meta;
             snapshot_ = true;
             answer(backwards);
+            // Answered without news before the wait was over: the next query waits a
+            // little (stall_pacing.hpp), or every reader leaving ends the pause.
+            const auto next = pacing_.on_reply(q.index, index, q.wait, started, clock::now());
+            if (next > clock::now() && !readers_.empty()) {
+                asio::steady_timer pause{client_->executor, next};
+                co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+                auto after = co_await asio::this_coro::cancellation_state;
+                if (after.cancelled() != asio::cancellation_type::none)
+                    co_await asio::this_coro::reset_cancellation_state();
+            }
         }
     }
 
@@ -228,6 +242,7 @@ private:
     // The folder as the last answer gave it, sorted by key.
     bool snapshot_ = false;
     std::uint64_t index_ = 0;
+    stall_pacing pacing_;
     query_meta meta_;
     std::vector<kv_entry> entries_;
 };

@@ -3,6 +3,7 @@
 // share one blocking query on their folder: each is answered when its own key changes, with
 // the index a read of the key would have, and they hold one connection between them.
 #include "client_fixture.hpp"
+#include "support/fault_proxy.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -214,6 +215,67 @@ TEST_CASE_METHOD(shared_read_fixture,
         CHECK(diag.http_status == 500);
         CHECK(diag.client_message.find(p + "k,") != std::string::npos);
         co_await uncrowd();
+    };
+    run(ioc, body(), 30s);
+}
+
+TEST_CASE_METHOD(shared_read_fixture,
+                 "a folder's shared query does not spin when the server answers it at once "
+                 "without news",
+                 "[client][connections][index]") {
+    // The same crowded client, through a proxy that can answer blocking reads at once.
+    fault_proxy proxy{ioc.get_executor(), server.client_config().host, server.client_config().port};
+    proxy.start();
+    client_config cfg = small_client(server.client_config());
+    cfg.host = "127.0.0.1";
+    cfg.port = proxy.port();
+    client via{ioc.get_executor(), cfg};
+    constexpr int keys = 5;
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto start = co_await via.async_kv_get(p + "dir/k0");
+        std::array<asio::cancellation_signal, 2> stop;
+        std::size_t stopped = 0;
+        for (std::size_t i = 0; i < stop.size(); ++i)
+            asio::co_spawn(ioc,
+                           via.async_kv_get(p + "own" + std::to_string(i),
+                                            query_options::blocking(1ull << 60, 120s),
+                                            asio::as_tuple(asio::use_awaitable)),
+                           asio::bind_cancellation_slot(
+                               stop[i].slot(), [&](std::exception_ptr, auto) { ++stopped; }));
+        int done = 0;
+        asio::steady_timer all_done{ioc, 1h};
+        auto watch = [&](std::string key) -> asio::awaitable<void> {
+            auto q = query_options::blocking(start.meta.index, 60s);
+            for (;;) {
+                auto r = co_await via.async_kv_get(key, q);
+                if (r.entry)
+                    break;
+                q.index = r.meta.index;
+            }
+            if (++done == keys)
+                all_done.cancel();
+        };
+        for (int i = 0; i < keys; ++i)
+            asio::co_spawn(ioc, watch(p + "dir/k" + std::to_string(i)), asio::detached);
+        co_await yield_until([&] { return via.stats().shared_key_reads >= keys; });
+
+        proxy.misbehave_blocking("/v1/kv/" + p + "dir/", fault_proxy::index_fault::same);
+        asio::steady_timer window{ioc, 2s}; // the window measured, not a synchronisation
+        co_await window.async_wait(asio::use_awaitable);
+        proxy.misbehave_blocking("/v1/kv/" + p + "dir/", fault_proxy::index_fault::none);
+        const auto at_once = proxy.stats().by_endpoint["GET (answered at once)"];
+        CHECK(at_once > 0);
+        CHECK(at_once < 40); // spaced from 50 ms doubling to 2 s: a handful, not thousands
+
+        // Still working: the writes are heard.
+        for (int i = 0; i < keys; ++i)
+            co_await admin.async_kv_put(p + "dir/k" + std::to_string(i), "v");
+        if (done < keys)
+            co_await all_done.async_wait(asio::as_tuple(asio::use_awaitable));
+        CHECK(done == keys);
+        for (auto& s : stop)
+            s.emit(asio::cancellation_type::terminal);
+        co_await yield_until([&] { return stopped == stop.size(); });
     };
     run(ioc, body(), 30s);
 }

@@ -93,6 +93,26 @@ bool is_blocking(std::string_view raw_query) {
     return ec == std::errc{} && end == index.data() + index.size() && n > 0;
 }
 
+// The target without its `index` and `wait` parameters (the read no longer blocks).
+std::string without_blocking(std::string_view target, std::size_t question) {
+    if (question == std::string_view::npos)
+        return std::string(target);
+    std::string out(target.substr(0, question));
+    char sep = '?';
+    std::string_view rest = target.substr(question + 1);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        const std::string_view param = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+        if (param.starts_with("index=") || param.starts_with("wait=") || param.empty())
+            continue;
+        out += sep;
+        out += param;
+        sep = '&';
+    }
+    return out;
+}
+
 struct injection {
     std::string prefix;
     unsigned remaining = 0;
@@ -150,6 +170,8 @@ struct fault_proxy::state {
     proxy_stats counters; ///< blocking_queries_waiting and connections_open kept live
     std::vector<injection> injections;
     std::optional<std::string> hold_prefix;
+    std::string misbehave_prefix;
+    fault_proxy::index_fault misbehave = fault_proxy::index_fault::none;
     std::vector<std::shared_ptr<proxy_connection>> held;
     /// Never expires; cancelled to wake async_wait_held() (a response held, or stopped).
     asio::steady_timer held_event;
@@ -275,6 +297,7 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
         const std::string path =
             dev::detail::path_unescape(target.substr(0, question)).value_or(std::string(target));
         const std::string method(req.method_string());
+        const bool blocking_read = is_blocking(raw_query); // (before the target may change)
 
         ++st.counters.requests;
         if (const auto inj = st.take_injection(path)) {
@@ -286,6 +309,15 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
             continue;
         }
         ++st.counters.by_endpoint[endpoint_name(method, path)];
+        // A misbehaving server: the blocking read is answered at once (index and wait
+        // dropped), with the index it asked for or 0.
+        std::optional<std::string> asked_index;
+        if (st.misbehave != fault_proxy::index_fault::none &&
+            path.starts_with(st.misbehave_prefix) && blocking_read) {
+            asked_index = dev::detail::parse_query(raw_query).get("index");
+            req.target(without_blocking(target, question));
+            ++st.counters.by_endpoint[method + " (answered at once)"];
+        }
 
         if (auto [ec, n] = co_await http::async_write(c.upstream, req, use); ec)
             break;
@@ -297,7 +329,7 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
         {
             // No timeout: a blocking query may take minutes. The client leaving ends it.
             std::optional<counted_scope> blocking;
-            if (is_blocking(raw_query))
+            if (blocking_read && !asked_index)
                 blocking.emplace(st.counters.blocking_queries_waiting);
             const auto got_response = co_await (read_response(c, response_parser) ||
                                                 until_closed(c.client, c.client_buffer));
@@ -317,6 +349,9 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
         }
 
         auto& res = response_parser.get();
+        if (asked_index)
+            res.set("X-Consul-Index",
+                    st.misbehave == fault_proxy::index_fault::zero ? "0" : *asked_index);
         if (auto [ec, n] = co_await http::async_write(c.client, res, use); ec)
             break;
         // A response delimited by the end of the stream, or either side asking to close.
@@ -422,6 +457,11 @@ void fault_proxy::inject_errors(const std::string& path_prefix, unsigned count, 
 void fault_proxy::inject_disconnects(const std::string& path_prefix, unsigned count) {
     if (count > 0)
         state_->injections.push_back({path_prefix, count, 500, true});
+}
+
+void fault_proxy::misbehave_blocking(const std::string& path_prefix, index_fault f) {
+    state_->misbehave_prefix = path_prefix;
+    state_->misbehave = f;
 }
 
 void fault_proxy::hold_responses(const std::string& path_prefix) {

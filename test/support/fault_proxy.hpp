@@ -65,6 +65,18 @@ public:
     /// boost::system::system_error (operation_aborted) when the proxy stops first.
     boost::asio::awaitable<void> async_wait_held();
 
+    /// How misbehave_blocking() answers.
+    enum class index_fault {
+        none, ///< forward blocking reads as they are
+        zero, ///< answer at once with X-Consul-Index 0
+        same, ///< answer at once with the index asked (no change, long before the wait)
+    };
+    /// Blocking reads (`?index=N`, N > 0) whose path starts with `path_prefix` are answered
+    /// at once, as a misbehaving server or proxy would: forwarded without their `index` and
+    /// `wait`, the response's X-Consul-Index replaced as `f` says. Counted in stats() as
+    /// "GET (answered at once)". `none` ends it.
+    void misbehave_blocking(const std::string& path_prefix, index_fault f);
+
     struct state; ///< public only so that the implementation's helpers can name it
 
 private:

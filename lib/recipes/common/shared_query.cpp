@@ -178,12 +178,15 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
         }
 
         const bool blocking = known_ && failures_ == 0;
-        auto q = blocking ? query_options::blocking(index_, settings_.wait) : query_options{};
+        auto q = blocking
+                     ? query_options::blocking(stall_pacing::blocking_index(index_), settings_.wait)
+                     : query_options{};
         read_diag_.clear();
         q.diag = &read_diag_;
         asked_index_ = q.index;
         writes_at_read_ = writes_;
         reading_ = true;
+        const auto started = clock::now();
         const auto ec = co_await read_once(q, read_stop_.slot());
         reading_ = false;
         if (std::exchange(read_stopped_, false))
@@ -204,6 +207,16 @@ asio::awaitable<void> shared_query::run(std::shared_ptr<shared_query> self) {
             continue;
         }
         co_await after_read();
+        // Answered without news before the wait was over (a proxy or server answering at
+        // once with the same index, or moving it back): the next read waits a little.
+        const auto next =
+            pacing_.on_reply(q.index, read_index_, settings_.wait, started, clock::now());
+        if (next > clock::now() && subscribers_ > 0) {
+            using namespace asio::experimental::awaitable_operators;
+            auto pause = detail::sleep_for(next - clock::now());
+            if ((co_await (std::move(pause) || idle_for_a_while())).index() == 1)
+                co_return;
+        }
     }
     (void)self; // keeps the hub alive while the query runs
 }

@@ -9,6 +9,7 @@
 // and ends a read in flight when the state is forgotten or nobody needs it any more.
 #pragma once
 
+#include "consul/stall_pacing.hpp"
 #include "recipes/common/notifier.hpp"
 
 #include <conclave/client.hpp>
@@ -115,6 +116,7 @@ private:
     std::uint64_t writes_ = 0;         ///< local writes seen (accept_write)
     std::uint64_t writes_at_read_ = 0; ///< writes_ when the read in flight was sent
     unsigned failures_ = 0;
+    stall_pacing pacing_; ///< reads answered without news are spaced (never a spin)
     error_code refusal_;
     diagnostics refusal_diag_;
     diagnostics read_diag_; ///< of the read in flight
