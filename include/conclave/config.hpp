@@ -61,8 +61,14 @@ struct CONCLAVE_DECL client_config {
     std::chrono::milliseconds request_timeout{10000};
     /// Idle keep-alive connections older than this are closed rather than reused.
     std::chrono::milliseconds idle_timeout{30000};
-    /// Largest response body accepted.
+    /// Largest response body accepted for lists (KV recurse and keys, session lists) and
+    /// transactions, whose size is the data's: raise it for larger trees.
     std::size_t max_response_body = 64 * 1024 * 1024;
+    /// Largest response body accepted for a request that answers one entry at most: a key
+    /// (Consul caps values at 512 KiB, `kv_max_value_size`, which JSON's base64 makes
+    /// about 700 KB), a session, a write's true/false, the leader, the agent. Raise it with
+    /// `kv_max_value_size`. A reply beyond a limit fails with "body limit exceeded".
+    std::size_t max_entry_response_body = 1024 * 1024;
 
     /// "host:port", "unix:///path", or the https/http URL form, for messages.
     std::string describe_address() const;

@@ -128,6 +128,12 @@ void describe_failure(const api_call& call, const error_code& ec, const client_c
     call.diag->server_message.clear();
     call.diag->client_message = std::string(bhttp::to_string(call.method)) + " " + call.path +
                                 " to " + cfg.describe_address() + ": " + ec.message();
+    if (ec == bhttp::error::body_limit)
+        call.diag->client_message +=
+            call.one_entry ? " (over client_config::max_entry_response_body, " +
+                                 std::to_string(cfg.max_entry_response_body) + " bytes)"
+                           : " (over client_config::max_response_body, " +
+                                 std::to_string(cfg.max_response_body) + " bytes)";
 }
 
 } // namespace
@@ -188,7 +194,10 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
         // So does the pool, or its next connection could be refused.
         if (call.blocking)
             conn.hold_slot_until(http::clock::now() + server_wait(call));
-        ec = co_await conn->exchange(req, reply, remaining, config.max_response_body, write);
+        const std::size_t body_limit =
+            call.one_entry ? std::min(config.max_entry_response_body, config.max_response_body)
+                           : config.max_response_body;
+        ec = co_await conn->exchange(req, reply, remaining, body_limit, write);
         if (call.blocking && ec != asio::error::operation_aborted)
             conn.hold_slot_until({}); // answered, or ended by the server or the deadline
         if (write && (co_await asio::this_coro::cancellation_state).cancelled() !=

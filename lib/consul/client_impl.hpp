@@ -29,7 +29,10 @@ struct api_call {
     std::string body;
     const char* content_type = nullptr;
     std::string datacenter;
-    bool blocking = false;             ///< a blocking read (index > 0)
+    bool blocking = false; ///< a blocking read (index > 0)
+    /// Answers one entry at most (a key, a session, a write's true/false): the reply is
+    /// held to client_config::max_entry_response_body rather than max_response_body.
+    bool one_entry = false;
     std::chrono::milliseconds wait{0}; ///< its wait (0: Consul's default)
     diagnostics* diag = nullptr;
     /// A write Consul may have received is finished before the caller's cancellation is

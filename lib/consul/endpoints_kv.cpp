@@ -52,6 +52,7 @@ asio::awaitable<op_result<kv_get_result>> kv_get(std::shared_ptr<detail::client_
         }
     }
     call.path = std::move(*path);
+    call.one_entry = true;
     detail::apply_query(call, q);
     auto [ec, reply] = co_await c->send(call);
     if (ec)
@@ -76,6 +77,7 @@ asio::awaitable<op_result<kv_raw_result>> kv_get_raw(std::shared_ptr<detail::cli
     if (!path)
         co_return op_result<kv_raw_result>{invalid_key(q.diag, key), {}};
     call.path = std::move(*path);
+    call.one_entry = true;
     call.flag("raw");
     detail::apply_query(call, q);
     auto [ec, reply] = co_await c->send(call);
@@ -176,6 +178,7 @@ asio::awaitable<op_result<bool>> kv_put(std::shared_ptr<detail::client_impl> c, 
         co_return op_result<bool>{make_error_code(errc::invalid_argument), false};
     }
     call.path = std::move(*path);
+    call.one_entry = true; // true or false
     if (o.flags != 0)
         call.param("flags", std::to_string(o.flags));
     if (o.cas)
@@ -203,6 +206,7 @@ asio::awaitable<op_result<bool>> kv_delete(std::shared_ptr<detail::client_impl> 
     if (!path)
         co_return op_result<bool>{invalid_key(o.diag, key), false};
     call.path = std::move(*path);
+    call.one_entry = true; // true or false
     if (o.recurse)
         call.flag("recurse");
     if (o.cas)

@@ -53,6 +53,7 @@ asio::awaitable<op_result<std::string>> status_leader(std::shared_ptr<detail::cl
                                                       write_options o) {
     api_call call;
     call.path = "/v1/status/leader";
+    call.one_entry = true;
     call.datacenter = o.datacenter;
     call.diag = o.diag;
     detail::apply_timeout(call, o.timeout);
@@ -72,6 +73,7 @@ asio::awaitable<op_result<agent_info>> agent_self(std::shared_ptr<detail::client
                                                   write_options o) {
     api_call call;
     call.path = "/v1/agent/self";
+    call.one_entry = true;
     call.diag = o.diag;
     detail::apply_timeout(call, o.timeout);
     auto [ec, reply] = co_await c->send(call);

@@ -82,6 +82,7 @@ asio::awaitable<op_result<std::string>> session_create(std::shared_ptr<detail::c
     api_call call;
     call.method = bhttp::verb::put;
     call.path = "/v1/session/create";
+    call.one_entry = true;
     call.body = create_body(o);
     call.content_type = "application/json";
     call.datacenter = o.datacenter;
@@ -108,6 +109,7 @@ asio::awaitable<op_result<session_entry>> session_renew(std::shared_ptr<detail::
     api_call call;
     call.method = bhttp::verb::put;
     call.path = "/v1/session/renew/" + detail::encode_segment(id);
+    call.one_entry = true;
     call.finish_once_sent = false; // a renewal undoes nothing and is undone by nothing
     call.datacenter = o.datacenter;
     call.diag = o.diag;
@@ -136,6 +138,7 @@ asio::awaitable<op_result<bool>> session_destroy(std::shared_ptr<detail::client_
     api_call call;
     call.method = bhttp::verb::put;
     call.path = "/v1/session/destroy/" + detail::encode_segment(id);
+    call.one_entry = true;
     call.datacenter = o.datacenter;
     call.diag = o.diag;
     detail::apply_timeout(call, o.timeout);

@@ -318,6 +318,38 @@ TEST_CASE("a chunked response larger than max_response_body is refused", "[http]
     CHECK(ec == bhttp::error::body_limit);
 }
 
+TEST_CASE("a reply of one entry is held to max_entry_response_body, a list to "
+          "max_response_body, and the error names the limit",
+          "[http]") {
+    asio::io_context ioc;
+    // A 2 MiB body, chunked (no length announced): a misbehaving or hostile server.
+    const std::string big = [] {
+        std::string raw = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\n";
+        const std::string chunk = std::string(64 * 1024 - 2, ' ') + "[]";
+        for (int i = 0; i < 32; ++i)
+            raw += "10000\r\n" + chunk + "\r\n";
+        return raw + "0\r\n\r\n";
+    }();
+    scripted_server server{ioc, [&](const received_request&) { return scripted_reply{big}; }};
+    auto cfg = config_for(server);
+    client c{ioc.get_executor(), cfg};
+    diagnostics diag;
+    auto [ec, r] = run(ioc, c.async_kv_get("k", query_options{}.with_diag(&diag), tuple_token));
+    CHECK(ec == bhttp::error::body_limit); // one key: 1 MiB by default
+    CHECK(diag.client_message.find("max_entry_response_body") != std::string::npos);
+    auto [sec, s] = run(ioc, c.async_session_create(session_options{}, tuple_token));
+    CHECK(sec == bhttp::error::body_limit);
+    // A list may be as large as the tree: 64 MiB by default.
+    auto [lec, l] = run(ioc, c.async_kv_list("k", query_options{}, tuple_token));
+    CHECK(lec != bhttp::error::body_limit);
+    // Raised for a Consul with a larger kv_max_value_size: accepted.
+    cfg.max_entry_response_body = 4 << 20;
+    client raised{ioc.get_executor(), cfg};
+    auto [rec, rr] = run(ioc, raised.async_kv_get("k", {}, tuple_token));
+    CHECK(rec != bhttp::error::body_limit);
+}
+
 TEST_CASE("connection refused is a retryable error naming the address", "[http]") {
     asio::io_context ioc;
     std::uint16_t port = 0;
