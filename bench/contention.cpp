@@ -59,11 +59,7 @@ void fill_contention(record& r, contention_result& c, const std::optional<agent_
     r.set("ops_per_s", c.ops_per_s);
     r.set("latency", std::string("handoff"));
     r.set("handoffs", double(h.count));
-    r.set("p50_us", h.p50_us);
-    r.set("p90_us", h.p90_us);
-    r.set("p99_us", h.p99_us);
-    r.set("p999_us", h.p999_us);
-    r.set("max_us", h.max_us);
+    set_percentiles(r, h);
     r.set("wait_p50_us", waits.p50_us);
     r.set("wait_p99_us", waits.p99_us);
     r.set("max_wait_us", c.max_wait_us);

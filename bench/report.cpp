@@ -167,4 +167,12 @@ void report::print_csv(std::FILE* out) const {
     }
 }
 
+void set_percentiles(record& r, const summary& s) {
+    r.set("p50_us", s.p50_us);
+    r.set("p90_us", s.p90_us);
+    r.set("p99_us", s.p99_us);
+    r.set("p999_us", s.p999_us);
+    r.set("max_us", s.max_us);
+}
+
 } // namespace conclave::bench

@@ -3,6 +3,8 @@
 // summary table, or CSV.
 #pragma once
 
+#include "stats.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -46,6 +48,9 @@ private:
     bool json_;
     std::vector<record> records_;
 };
+
+/// Sets p50_us, p90_us, p99_us, p999_us and max_us from `s`.
+void set_percentiles(record& r, const summary& s);
 
 /// One JSON object on one line.
 std::string to_json_line(const record& r);

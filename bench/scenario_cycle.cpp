@@ -196,11 +196,7 @@ void scenario_cycle(harness& h) {
     r.set("ops", double(sum.count));
     r.set("ops_per_s", ops);
     r.set("latency", std::string("cycle"));
-    r.set("p50_us", sum.p50_us);
-    r.set("p90_us", sum.p90_us);
-    r.set("p99_us", sum.p99_us);
-    r.set("p999_us", sum.p999_us);
-    r.set("max_us", sum.max_us);
+    set_percentiles(r, sum);
     r.set("cpu_us_per_op", double(run.cpu_us) / n);
     // Less the interleaved raw writes, which went through the lock's client.
     r.set("client_requests_per_op",

@@ -138,11 +138,7 @@ void semaphore_run(harness& h, std::size_t n) {
             r.latencies_us.push_back(double(w.count()) / 1000.0);
         std::sort(r.latencies_us.begin(), r.latencies_us.end());
         r.set("latency", std::string("acquire"));
-        r.set("p50_us", waits.p50_us);
-        r.set("p90_us", waits.p90_us);
-        r.set("p99_us", waits.p99_us);
-        r.set("p999_us", waits.p999_us);
-        r.set("max_us", waits.max_us);
+        set_percentiles(r, waits);
         h.out.add(std::move(r));
     }
 }

@@ -130,11 +130,7 @@ void scenario_watch(harness& h) {
     r.set("ops", double(sum.count));
     r.set("ops_per_s", double(sum.count) / secs);
     r.set("latency", std::string("write ack -> notification"));
-    r.set("p50_us", sum.p50_us);
-    r.set("p90_us", sum.p90_us);
-    r.set("p99_us", sum.p99_us);
-    r.set("p999_us", sum.p999_us);
-    r.set("max_us", sum.max_us);
+    set_percentiles(r, sum);
     r.set("missed", double(writes * m - sum.count));
     r.set("cpu_us_per_op", sum.count ? double(cpu1 - cpu0) / double(sum.count) : 0.0);
     if (a0 && a1 && sum.count)

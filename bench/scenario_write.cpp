@@ -84,11 +84,7 @@ void scenario_write(harness& h) {
     r.set("ops", double(sum.count));
     r.set("ops_per_s", double(sum.count) / (double(run.t1 - run.t0) / 1e9));
     r.set("latency", std::string("request"));
-    r.set("p50_us", sum.p50_us);
-    r.set("p90_us", sum.p90_us);
-    r.set("p99_us", sum.p99_us);
-    r.set("p999_us", sum.p999_us);
-    r.set("max_us", sum.max_us);
+    set_percentiles(r, sum);
     r.set("mean_us", sum.mean_us);
     r.set("cpu_us_per_op", double(run.cpu1 - run.cpu0) / n);
     r.set("client_requests_per_op", double(run.q1 - run.q0) / n);

@@ -172,9 +172,17 @@ asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::
                 seconds_between(killed_at, resumed));
     if (holder_releases) {
         // The holder's server is alive: it keeps its grant through the election, then
-        // releases it.
-        CHECK(lease.held());
+        // releases it. An election that outlasts the monitor's retry budget (3 failed reads
+        // a second apart; a loaded machine makes elections slower) makes the holder report
+        // the loss instead, as it cannot see the key: safe, since nobody gets the lock
+        // before it releases.
         CHECK_FALSE(t.waiter_granted);
+        if (!lease.held()) {
+            REQUIRE(t.holder_lost);
+            CHECK(t.loss == errc::lock_lost);
+            std::printf("failover: the holder's monitor gave up during the election (%s)\n",
+                        t.loss.message().c_str());
+        }
         co_await lease.async_release();
     }
     if (!t.waiter_granted)

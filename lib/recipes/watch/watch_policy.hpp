@@ -3,6 +3,8 @@
 // pure decisions, no I/O, no clock (the caller passes `now`).
 #pragma once
 
+#include "consul/stall_pacing.hpp"
+
 #include <conclave/error.hpp>
 
 #include <algorithm>
@@ -56,9 +58,7 @@ public:
                  duration max_backoff, std::uint64_t seed = std::random_device{}())
         : wait_(effective_wait(wait))
         , min_interval_(std::max(min_interval, duration::zero()))
-        , initial_backoff_(std::max(initial_backoff, duration{1}))
-        , max_backoff_(std::max(max_backoff, initial_backoff_))
-        , rng_(seed) {}
+        , backoff_(initial_backoff, max_backoff, seed) {}
 
     /// The index to send with the next query: 0 is a non-blocking read.
     std::uint64_t query_index() const noexcept { return reread_ ? 0 : index_; }
@@ -102,7 +102,7 @@ public:
             index_ = 0;
             return verdict::reset;
         }
-        if (now - started_ >= std::max(wait_, initial_backoff_))
+        if (now - started_ >= std::max(wait_, backoff_.initial()))
             stalls_ = 0; // a normal timeout: nothing changed during the whole wait
         else
             stall(); // answered early without news: a wake-up for nothing, or a bad server
@@ -117,17 +117,12 @@ public:
         // The server may have restarted with less history: blocking on the old index there
         // would wait out the whole wait for nothing. Read without blocking first.
         reread_ = index_ != 0;
-        next_start_ = std::max(next_start_, now + jittered(failures_));
+        next_start_ = std::max(next_start_, now + backoff_.draw(failures_));
         return is_retryable(ec);
     }
 
     /// The un-jittered backoff after `n` consecutive failures or stalls (n >= 1).
-    duration backoff(unsigned n) const noexcept {
-        duration b = initial_backoff_;
-        for (unsigned i = 1; i < n && b < max_backoff_; ++i)
-            b *= 2;
-        return std::min(b, max_backoff_);
-    }
+    duration backoff(unsigned n) const noexcept { return backoff_.nominal(n); }
 
     /// The wait Consul applies: its default (5 min) for <= 0, capped at 10 min.
     static duration effective_wait(duration wait) noexcept {
@@ -139,20 +134,12 @@ public:
 private:
     void stall() {
         ++stalls_;
-        next_start_ = std::max(next_start_, started_ + jittered(stalls_));
-    }
-
-    duration jittered(unsigned n) {
-        const auto b = backoff(n);
-        std::uniform_int_distribution<duration::rep> pick(b.count() / 2, b.count());
-        return duration{pick(rng_)};
+        next_start_ = std::max(next_start_, started_ + backoff_.draw(stalls_));
     }
 
     duration wait_;
     duration min_interval_;
-    duration initial_backoff_;
-    duration max_backoff_;
-    std::mt19937_64 rng_;
+    doubling_backoff backoff_; ///< failures and stalls
     std::uint64_t index_ = 0;
     bool reread_ = false; ///< the next query is a non-blocking read after a failure
     clock::time_point started_{};
