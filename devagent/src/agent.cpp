@@ -182,6 +182,10 @@ agent_stats agent::stats() const {
 void agent::reset_stats() {
     impl_->counters.requests = 0;
     impl_->counters.connections_accepted = 0;
+    impl_->counters.connections_refused = 0;
+    impl_->counters.connections_timed_out = 0;
+    impl_->counters.requests_rejected = 0;
+    impl_->counters.internal_errors = 0;
     impl_->counters.by_endpoint.clear();
 }
 

@@ -50,6 +50,10 @@ http_response controls_endpoint(agent_impl& a, const http_request& req) {
         o["Requests"] = a.counters.requests;
         o["ConnectionsAccepted"] = a.counters.connections_accepted;
         o["ConnectionsOpen"] = a.counters.connections_open;
+        o["ConnectionsRefused"] = a.counters.connections_refused;
+        o["ConnectionsTimedOut"] = a.counters.connections_timed_out;
+        o["RequestsRejected"] = a.counters.requests_rejected;
+        o["InternalErrors"] = a.counters.internal_errors;
         o["BlockingQueriesWaiting"] = a.hub.size();
         o["ByEndpoint"] = std::move(by);
         o["Index"] = a.state.last_index();

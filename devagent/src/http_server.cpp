@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "agent_impl.hpp"
 #include "beast_response_head.hpp"
+#include "goutil.hpp"
 #include "http_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -12,8 +13,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -29,22 +32,45 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint32_t header_limit = (1u << 20) + 4096; // Go's MaxHeaderBytes + slack
-constexpr std::int64_t generic_body_limit = 8 << 20;
-constexpr auto idle_timeout = 10min;
-constexpr auto io_timeout = 60s;
+// The limits and timeouts a client can meet are in agent_config (docs/dev-agent.md,
+// "Limits"); these are the fixed ones.
+
+// Go's net/http limits on a chunked body (net/http/internal/chunked.go, transfer.go): a
+// chunk-size line, CRLF included, shorter than maxLineLength, and a trailer that fits the
+// connection's 4 KiB bufio.Reader.
+constexpr std::size_t max_chunk_line = 4096;
+constexpr std::size_t max_trailer = 4096;
+// The read buffer a connection starts with (a usual request fits), and what a connection may
+// buffer of a request, head and body, without drawing on request_memory_limit.
+constexpr std::size_t initial_buffer = 16 * 1024;
+constexpr std::size_t free_request_bytes = 64 * 1024;
+// The longest the watchdog sleeps (see connection).
+constexpr auto watchdog_period = 60s;
+// After an answer that closes the connection: how long, and how much, the client's further
+// bytes are read and dropped before the close (so the answer is not lost to a TCP reset).
+constexpr auto drain_time = 2s;
+constexpr std::int64_t drain_bytes = 1 << 20;
 
 constexpr auto use = asio::as_tuple(asio::use_awaitable);
 
-// Go's answer to a request it cannot parse.
+// An answer Go's server writes itself, before any handler: no Date, no Content-Length,
+// then it closes the connection.
+std::string raw_answer(std::string_view status, std::string_view body) {
+    std::string out = "HTTP/1.1 ";
+    out += status;
+    out += "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n";
+    out += body;
+    return out;
+}
+
+// Go's answer to a request it cannot parse ("400 Bad Request[: detail]" as the body too).
 std::string raw_error(std::string_view status, std::string_view detail = {}) {
     std::string body(status);
     if (!detail.empty()) {
         body += ": ";
         body += detail;
     }
-    return "HTTP/1.1 " + std::string(status) +
-           "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + body;
+    return raw_answer(status, body);
 }
 
 } // namespace
@@ -53,10 +79,10 @@ std::string raw_error(std::string_view status, std::string_view detail = {}) {
 // AsyncWriteStream over its socket), with beast::tcp_stream's timeouts kept another way.
 // tcp_stream arms, and cancels, a timer around every read and write (two timer operations and
 // their handlers per request, ~10% of a request's instructions). Here each operation only
-// records its deadline, and one watchdog timer, armed at most io_timeout ahead, checks it
-// when it fires: a deadline is still enforced on time, since any deadline set later is at
-// least io_timeout away (the shorter drain deadline re-arms the watchdog). On expiry the
-// socket is closed, which fails the pending operation as tcp_stream's timeout does.
+// records its deadline, and one watchdog timer, armed at most watchdog_period ahead, checks
+// it when it fires: a deadline earlier than the watchdog's re-arms it, so every deadline is
+// enforced on time. On expiry the socket is closed, which fails the pending operation as
+// tcp_stream's timeout does.
 // Not final: Asio's executor detection derives from the I/O objects it is given.
 struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
     using clock = std::chrono::steady_clock;
@@ -71,6 +97,8 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
     clock::time_point deadline = clock::time_point::max();
     clock::time_point watchdog_at = clock::time_point::max(); ///< max: not waiting
     bool finished = false;
+    bool timed_out = false; ///< the watchdog closed it (a client too slow or idle too long)
+    bool draining = false;  ///< (close_gracefully(): the end of its drain is no timeout)
     std::function<void()> on_gone;
     clock::time_point counted_until_time{}; ///< (disconnect_probe::counted_until)
     std::uint64_t generation = 0;
@@ -88,13 +116,14 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
         return sock.async_write_some(buffers, std::forward<Token>(token));
     }
 
-    /// The operations that follow must end within d (tcp_stream::expires_after).
-    void expires_after(clock::duration d) {
-        const auto now = clock::now();
-        deadline = now + d;
+    /// The operations that follow must end by `at` (tcp_stream::expires_at).
+    void expires_at(clock::time_point at) {
+        deadline = at;
         if (deadline < watchdog_at)
-            wait_until(std::min(deadline, now + io_timeout));
+            wait_until(std::min(deadline, clock::now() + watchdog_period));
     }
+    /// The operations that follow must end within d (tcp_stream::expires_after).
+    void expires_after(clock::duration d) { expires_at(clock::now() + d); }
     /// No time limit (tcp_stream::expires_never): a blocking query may wait 10 minutes.
     void expires_never() { deadline = clock::time_point::max(); }
     /// The connection is done: stop the watchdog (its handler holds the connection).
@@ -117,11 +146,12 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
         watchdog_at = clock::time_point::max();
         const auto now = clock::now();
         if (now >= deadline) {
+            timed_out = !draining;
             boost::system::error_code ignored;
             sock.close(ignored);
             return;
         }
-        wait_until(std::min(deadline, now + io_timeout));
+        wait_until(std::min(deadline, now + watchdog_period));
     }
 
     void arm(std::function<void()> cb) override {
@@ -179,6 +209,9 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
     std::multimap<std::chrono::steady_clock::time_point, asio::ip::address> counted_until;
     std::uint16_t port = 0;
     bool stopped = false;
+    /// What connections hold of the requests they read beyond free_request_bytes each
+    /// (agent_config::request_memory_limit; see memory_lease).
+    std::size_t request_memory = 0;
 
     static asio::awaitable<void> accept_loop(std::shared_ptr<impl> self,
                                              std::shared_ptr<agent_impl> owner);
@@ -210,7 +243,8 @@ namespace {
 asio::awaitable<void> close_gracefully(connection& stream, std::int64_t max_drain) {
     boost::system::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream.expires_after(2s);
+    stream.draining = true;
+    stream.expires_after(drain_time);
     std::array<char, 16384> scratch;
     std::int64_t total = 0;
     while (total <= max_drain) {
@@ -222,34 +256,361 @@ asio::awaitable<void> close_gracefully(connection& stream, std::int64_t max_drai
     stream.socket().close(ec);
 }
 
-asio::awaitable<bool> write_raw(connection& stream, const std::string& bytes) {
-    stream.expires_after(io_timeout);
+asio::awaitable<bool> write_raw(connection& stream, std::string_view bytes,
+                                connection::clock::duration timeout) {
+    stream.expires_after(timeout);
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), use);
     (void)n;
     co_return !ec;
 }
 
-// Feeds the parser what the buffer holds of the body: an error, or none with the body done
-// or waiting for more bytes.
-error_code parse_buffered_body(http::request_parser<http::string_body>& parser,
-                               beast::flat_buffer& buffer) {
-    parser.eager(true); // on through the body (after the head, put() stops by default)
-    while (!parser.is_done() && buffer.size() != 0) {
-        error_code ec;
-        const std::size_t used = parser.put(buffer.data(), ec);
-        buffer.consume(used);
-        if (ec == http::error::need_more)
-            return {};
+std::string_view trim_value(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+        v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+        v.remove_suffix(1);
+    return v;
+}
+
+// Beast's request parser keeping none of the header fields. Beast's field list throws
+// std::length_error for a name or value over 65,535 bytes (Go takes any that fits
+// MaxHeaderBytes) and costs an allocation per field, so a head of many small fields would
+// cost several times its size; the server needs only what is noted here (the parser itself
+// keeps Content-Length, chunked and the Connection tokens). The body is left to read_body()
+// (skip), which reads it as Go does.
+class request_parser : public http::request_parser<http::empty_body> {
+public:
+    explicit request_parser(std::size_t header_limit) {
+        this->header_limit(
+            static_cast<std::uint32_t>(std::min<std::size_t>(header_limit, UINT32_MAX)));
+        skip(true);
+    }
+
+    unsigned hosts = 0;              ///< Host fields
+    unsigned transfer_encodings = 0; ///< Transfer-Encoding fields
+    bool expect_continue = false;    ///< Expect: 100-continue
+
+private:
+    void on_field_impl(http::field name, beast::string_view, beast::string_view value,
+                       error_code&) override {
+        switch (name) {
+        case http::field::host:
+            ++hosts;
+            break;
+        case http::field::transfer_encoding:
+            ++transfer_encodings;
+            break;
+        case http::field::expect:
+            expect_continue = beast::iequals(
+                trim_value(std::string_view(value.data(), value.size())), "100-continue");
+            break;
+        default:
+            break;
+        }
+    }
+};
+
+// What one connection holds of the request it reads (read buffer and body) beyond
+// free_request_bytes, drawn from the agent's request_memory_limit: a flood of large
+// requests is refused rather than given memory without bound.
+class memory_lease {
+public:
+    memory_lease(std::size_t& pool, std::size_t limit)
+        : pool_(pool)
+        , limit_(limit) {}
+    ~memory_lease() { pool_ -= held_; }
+    memory_lease(const memory_lease&) = delete;
+    memory_lease& operator=(const memory_lease&) = delete;
+
+    /// The connection is to hold `bytes` in all: false (holding what it held) when the
+    /// budget cannot give that much.
+    bool fit(std::size_t bytes) {
+        const std::size_t want = bytes > free_request_bytes ? bytes - free_request_bytes : 0;
+        if (want > held_ && limit_ != 0 && pool_ - held_ + want > limit_)
+            return false;
+        pool_ = pool_ - held_ + want;
+        held_ = want;
+        return true;
+    }
+
+private:
+    std::size_t& pool_;
+    std::size_t limit_;
+    std::size_t held_ = 0;
+};
+
+std::string_view buffered(const beast::flat_buffer& b) {
+    return {static_cast<const char*>(b.data().data()), b.size()};
+}
+
+// The capacity buffer.prepare(n) leaves (basic_flat_buffer grows to twice its data, at most
+// to max_size()).
+std::size_t capacity_after(const beast::flat_buffer& b, std::size_t n) {
+    if (n <= b.capacity() - b.size())
+        return b.capacity();
+    return std::min(b.max_size(), std::max(2 * b.size(), b.size() + n));
+}
+
+// Gives a buffer that a large request grew back its usual size.
+void trim_buffer(beast::flat_buffer& b) {
+    if (b.capacity() > 4 * initial_buffer && b.size() <= initial_buffer) {
+        b.shrink_to_fit();
+        b.reserve(initial_buffer);
+    }
+}
+
+// Whether a read failed on the connection (it ended, failed or timed out) rather than on
+// what the client sent.
+bool is_transport_error(const error_code& ec) {
+    return ec.category() != http::make_error_code(http::error::need_more).category();
+}
+
+// Reads a request head into the parser, as Go's server: a kept-alive connection (idle)
+// first waits up to idle_timeout for a byte; from the request's first byte (a new
+// connection's: from its accept) the head has read_header_timeout. `started` is when the
+// request began. An error of Beast's http category is the client's (header_limit: too
+// large); any other, the connection's.
+asio::awaitable<error_code> read_head(connection& stream, beast::flat_buffer& buffer,
+                                      request_parser& parser, const agent_config& cfg,
+                                      memory_lease& lease, bool idle,
+                                      connection::clock::time_point& started,
+                                      agent_stats& counters) {
+    const auto begin = [&] {
+        started = connection::clock::now();
+        stream.expires_at(started + cfg.read_header_timeout);
+    };
+    if (idle && buffer.size() == 0)
+        stream.expires_after(cfg.idle_timeout);
+    else
+        begin();
+    for (;;) {
+        if (buffer.size() != 0) {
+            error_code ec;
+            std::size_t used = 0;
+            bool threw = false;
+            try {
+                used = parser.put(buffer.data(), ec);
+            } catch (const std::exception&) {
+                threw = true; // (nothing should throw: last line of defence)
+            }
+            if (threw) {
+                ++counters.internal_errors;
+                co_return http::error::bad_field;
+            }
+            buffer.consume(used);
+            if (!ec && parser.is_header_done())
+                co_return error_code{};
+            if (ec && ec != http::error::need_more)
+                co_return ec;
+            if (!ec && used != 0)
+                continue;
+        }
+        const std::size_t room = beast::read_size(buffer, 65536);
+        if (room == 0 || !lease.fit(capacity_after(buffer, room)))
+            co_return http::error::header_limit;
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), use);
         if (ec)
-            return ec;
-        if (used == 0)
-            return {};
+            co_return ec;
+        buffer.commit(n);
+        if (idle) {
+            idle = false;
+            begin();
+        }
+    }
+}
+
+// Reads more into the buffer (chunk lines, the trailer); body_capacity counts against the
+// memory budget with it.
+asio::awaitable<error_code> fill(connection& stream, beast::flat_buffer& buffer,
+                                 memory_lease& lease, std::size_t body_capacity) {
+    const std::size_t room = beast::read_size(buffer, 65536);
+    if (room == 0 || !lease.fit(capacity_after(buffer, room) + body_capacity))
+        co_return http::error::body_limit;
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(room), use);
+    if (!ec)
+        buffer.commit(n);
+    co_return ec;
+}
+
+// Appends n bytes of body to `out`: what the buffer holds, then straight from the socket.
+// `out` grows with what arrives, so a client announcing a large body and sending little is
+// not given the memory up front.
+asio::awaitable<error_code> read_exact(connection& stream, beast::flat_buffer& buffer,
+                                       std::string& out, std::size_t n, memory_lease& lease) {
+    const std::size_t k = std::min(n, buffer.size());
+    out.append(static_cast<const char*>(buffer.data().data()), k);
+    buffer.consume(k);
+    n -= k;
+    while (n > 0) {
+        const std::size_t have = out.size();
+        const std::size_t step = std::min(n, std::max<std::size_t>(have, 65536));
+        // (growing, std::string at most doubles its capacity)
+        const std::size_t next = have + step <= out.capacity()
+                                     ? out.capacity()
+                                     : std::max(have + step, 2 * out.capacity());
+        if (!lease.fit(buffer.capacity() + next))
+            co_return http::error::body_limit;
+        out.resize(have + step);
+        lease.fit(buffer.capacity() + out.capacity());
+        auto [ec, got] =
+            co_await stream.async_read_some(asio::buffer(out.data() + have, step), use);
+        out.resize(have + got);
+        if (ec)
+            co_return ec;
+        n -= got;
+    }
+    co_return error_code{};
+}
+
+struct chunk_size {
+    std::uint64_t value = 0;
+    std::string_view error; ///< Go's, empty when none
+};
+
+// A chunk-size line (CRLF included) as Go's chunkedReader reads it (net/http/internal,
+// Consul 1.8's): trailing whitespace trimmed, extensions dropped, at most 16 hex digits, an
+// empty one read as 0.
+chunk_size parse_chunk_size(std::string_view line) {
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r' ||
+                             line.back() == '\n'))
+        line.remove_suffix(1);
+    if (const auto semi = line.find(';'); semi != std::string_view::npos)
+        line = line.substr(0, semi);
+    chunk_size out;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        unsigned digit = 0;
+        if (c >= '0' && c <= '9')
+            digit = unsigned(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            digit = unsigned(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            digit = unsigned(c - 'A' + 10);
+        else
+            return {0, "invalid byte in chunk length"};
+        if (i == 16)
+            return {0, "http chunk length too large"};
+        out.value = out.value << 4 | digit;
+    }
+    return out;
+}
+
+// textproto.Reader.ReadMIMEHeader's complaint about a trailer (its lines, each with its
+// CRLF, without the final empty line), or "".
+std::string trailer_error(std::string_view lines) {
+    bool first = true;
+    while (!lines.empty()) {
+        const std::size_t eol = lines.find("\r\n");
+        const std::string_view line = lines.substr(0, eol);
+        lines.remove_prefix(eol + 2);
+        const bool continued = !line.empty() && (line.front() == ' ' || line.front() == '\t');
+        if (first && continued)
+            return "malformed MIME header initial line: " + std::string(line);
+        first = false;
+        if (!continued && line.find(':') == std::string_view::npos)
+            return "malformed MIME header: missing colon: " + go_quote(line);
     }
     return {};
 }
 
+enum class body_read {
+    done,
+    failed, ///< req.body_error says why: answered by the route, then the connection closes
+    gone,   ///< the connection failed or timed out: closed without an answer
+};
+
+// Reads a request body into req.body as Go's net/http reads one for Consul's handler: by
+// its Content-Length, or chunked with Go's line and trailer limits and error texts; at most
+// `limit` bytes (over it: body_too_large).
+asio::awaitable<body_read> read_body(connection& stream, beast::flat_buffer& buffer,
+                                     http_request& req, bool chunked, std::int64_t limit,
+                                     memory_lease& lease) {
+    const auto fail = [&](std::string_view why) {
+        req.body_error = std::string(why);
+        return body_read::failed;
+    };
+    // A read that failed: the client ended its side (what Go reports), the budget said no,
+    // or the connection is gone.
+    const auto lost = [&](const error_code& ec, std::string_view at_eof) {
+        if (ec == asio::error::eof)
+            return fail(at_eof);
+        if (ec == http::error::body_limit)
+            return fail(body_too_large);
+        return body_read::gone;
+    };
+    if (!chunked) {
+        const error_code ec =
+            co_await read_exact(stream, buffer, req.body, std::size_t(req.content_length), lease);
+        if (ec)
+            co_return lost(ec, "unexpected EOF");
+        co_return body_read::done;
+    }
+    for (;;) {
+        // chunk-size [; extensions] CRLF
+        const std::string_view data = buffered(buffer);
+        const std::size_t eol = data.substr(0, max_chunk_line).find('\n');
+        if (eol == std::string_view::npos) {
+            if (data.size() >= max_chunk_line)
+                co_return fail("header line too long");
+            const error_code ec = co_await fill(stream, buffer, lease, req.body.capacity());
+            if (ec)
+                co_return lost(ec, "unexpected EOF");
+            continue;
+        }
+        if (eol + 1 >= max_chunk_line)
+            co_return fail("header line too long");
+        const chunk_size size = parse_chunk_size(data.substr(0, eol + 1));
+        if (!size.error.empty())
+            co_return fail(size.error);
+        buffer.consume(eol + 1);
+        if (size.value == 0)
+            break;
+        if (size.value > std::uint64_t(limit) - req.body.size())
+            co_return fail(body_too_large);
+        const error_code ec =
+            co_await read_exact(stream, buffer, req.body, std::size_t(size.value), lease);
+        if (ec)
+            co_return lost(ec, "unexpected EOF");
+        while (buffer.size() < 2) {
+            const error_code fec = co_await fill(stream, buffer, lease, req.body.capacity());
+            if (fec)
+                co_return lost(fec, "unexpected EOF");
+        }
+        if (!buffered(buffer).starts_with("\r\n"))
+            co_return fail("malformed chunked encoding");
+        buffer.consume(2);
+    }
+    // The trailer: a CRLF alone, or header lines and an empty one, all in what Go peeks at.
+    while (buffer.size() < 2) {
+        const error_code ec = co_await fill(stream, buffer, lease, req.body.capacity());
+        if (ec)
+            co_return lost(ec, "http: unexpected EOF reading trailer");
+    }
+    if (buffered(buffer).starts_with("\r\n")) {
+        buffer.consume(2);
+        co_return body_read::done;
+    }
+    constexpr std::string_view too_long = "http: suspiciously long trailer after chunked body";
+    for (;;) {
+        const std::string_view data = buffered(buffer);
+        const std::size_t end = data.substr(0, max_trailer).find("\r\n\r\n");
+        if (end != std::string_view::npos) {
+            const std::string error = trailer_error(data.substr(0, end + 2));
+            if (!error.empty())
+                co_return fail(error);
+            buffer.consume(end + 4);
+            co_return body_read::done;
+        }
+        if (data.size() >= max_trailer)
+            co_return fail(too_long);
+        const error_code ec = co_await fill(stream, buffer, lease, req.body.capacity());
+        if (ec)
+            co_return lost(ec, too_long); // (Go peeks until its buffer is full or the end)
+    }
+}
+
 // Go's net/http parses the request target into URL.Path (decoded) and RawQuery.
-bool make_request(const http::request_parser<http::string_body>& parser, http_request& req) {
+bool make_request(const request_parser& parser, http_request& req) {
     const auto& h = parser.get();
     req.method = std::string(h.method_string());
     // Views into the parser's copy: only the decoded path and the raw query are kept.
@@ -279,14 +640,19 @@ bool make_request(const http::request_parser<http::string_body>& parser, http_re
     return true;
 }
 
-// Requests whose body Consul refuses by its Content-Length without reading it.
-std::int64_t early_limit(const agent_impl& a, const http_request& req) {
-    const auto kv = static_cast<std::int64_t>(a.cfg.kv_max_value_size);
+// The largest body read for a request. One announced larger by its Content-Length is not
+// read: the route answers without it (KV and txn with Consul's 413), then the connection
+// is closed, as Consul does. A chunked one is read up to it (then body_too_large).
+std::int64_t body_limit(const agent_impl& a, const http_request& req) {
+    const auto clamp = [](std::size_t n) {
+        return static_cast<std::int64_t>(std::min<std::size_t>(n, INT64_MAX));
+    };
+    const std::int64_t kv = clamp(a.cfg.kv_max_value_size);
     if (req.method == "PUT" && req.path.starts_with("/v1/kv/"))
         return kv;
     if (req.method == "PUT" && req.path == "/v1/txn")
         return std::max<std::int64_t>(524288, kv);
-    return generic_body_limit;
+    return clamp(a.cfg.max_body_bytes);
 }
 
 // The Date header, formatted once per second rather than per response.
@@ -317,14 +683,6 @@ http::response<http::string_body> to_beast(http_response&& r, bool head, bool ke
         res.body().clear();
     res.keep_alive(keep_alive);
     return res;
-}
-
-std::string_view trim_value(std::string_view v) {
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-        v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
-        v.remove_suffix(1);
-    return v;
 }
 
 char ascii_lower(char c) {
@@ -492,28 +850,35 @@ asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
             co_await pause.async_wait(use);
             continue;
         }
-        boost::system::error_code nodelay_ec;
-        socket.set_option(tcp::no_delay(true), nodelay_ec);
-        boost::system::error_code peer_ec;
-        const auto client = socket.remote_endpoint(peer_ec).address();
-        const std::size_t limit = owner->cfg.max_conns_per_client;
-        self->count_out_expired();
-        if (!peer_ec && limit > 0 && self->open_per_client[client] >= limit) {
-            asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
-            continue;
+        try {
+            boost::system::error_code nodelay_ec;
+            socket.set_option(tcp::no_delay(true), nodelay_ec);
+            boost::system::error_code peer_ec;
+            const auto client = socket.remote_endpoint(peer_ec).address();
+            const std::size_t limit = owner->cfg.max_conns_per_client;
+            self->count_out_expired();
+            if (!peer_ec && limit > 0 && self->open_per_client[client] >= limit) {
+                ++owner->counters.connections_refused;
+                asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
+                continue;
+            }
+            ++self->open_per_client[client]; // (serve() counts it out)
+            auto conn = std::make_shared<connection>(std::move(socket));
+            ++owner->counters.connections_accepted;
+            const auto ex = owner->ex;
+            asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
+                // A failing connection only ends itself.
+            });
+        } catch (const std::exception&) {
+            // (Out of memory, say: this connection is dropped, the agent keeps accepting.)
+            ++owner->counters.internal_errors;
         }
-        ++self->open_per_client[client]; // (serve() counts it out)
-        auto conn = std::make_shared<connection>(std::move(socket));
-        ++owner->counters.connections_accepted;
-        const auto ex = owner->ex;
-        asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
-            // A failing connection only ends itself.
-        });
     }
 }
 
 asio::awaitable<void> http_server::impl::refuse(tcp::socket socket) {
-    // Consul's bytes (go-connlimit's HTTP answer), written before reading anything.
+    // Consul's bytes (go-connlimit's HTTP answer), written before reading anything. They fit
+    // any socket buffer: the write does not wait for the client.
     static constexpr std::string_view too_many =
         "HTTP/1.1 429 Too Many Requests\r\n"
         "Content-Type: text/plain\r\n"
@@ -527,6 +892,11 @@ asio::awaitable<void> http_server::impl::refuse(tcp::socket socket) {
     socket.close(ignored);
 }
 
+// One connection: requests read, answered and kept alive as Go's server does, with the
+// limits of agent_config. A request that breaks an HTTP rule or limit is answered (Go's
+// own answer, or the route's to a body it could not read) and its connection closed; a
+// client too slow or idle too long is closed without an answer (as Go does on its
+// timeouts). No exception leaves: the last catch counts it and closes the connection.
 asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                                                std::shared_ptr<agent_impl> owner,
                                                std::shared_ptr<connection> conn,
@@ -541,6 +911,8 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
         ~unregister() {
             s->connections.erase(c);
             --a.counters.connections_open;
+            if (c->timed_out)
+                ++a.counters.connections_timed_out;
             if (c->counted_until_time > connection::clock::now())
                 s->counted_until.emplace(c->counted_until_time, client);
             else
@@ -549,124 +921,85 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
     } guard{self, *owner, conn.get(), client};
 
     connection& stream = *conn;
-    beast::flat_buffer buffer;
-    // Beast reads at most the buffer's free capacity (512 bytes at first), and the parser
-    // drains it as it goes, so it never grows: room for a whole usual request saves reads.
-    buffer.reserve(16 * 1024);
+    const agent_config& cfg = owner->cfg;
+    agent_stats& counters = owner->counters;
+    // The head is refused (header_limit) before it fills the buffer; chunk lines and the
+    // trailer are shorter still. Beast reads at most the buffer's free capacity (512 bytes
+    // at first), and the parser drains it as it goes: room for a whole usual request saves
+    // reads.
+    beast::flat_buffer buffer(std::max(cfg.max_header_bytes, 4 * max_chunk_line) + 1);
+    buffer.reserve(initial_buffer);
+    memory_lease lease(self->request_memory, cfg.request_memory_limit);
     std::string out_head; // a response's head, reused for the next one
+    std::string refusal;  // Go's own answer to a request it does not serve
+    bool idle = false;    // a kept-alive connection between requests
     try {
         for (;;) {
-            http::request_parser<http::string_body> parser;
-            parser.header_limit(header_limit);
-            parser.body_limit(std::uint64_t(generic_body_limit));
-            stream.expires_after(idle_timeout);
-            auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use);
-            (void)n;
-            if (ec) {
-                if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-                    ec == beast::error::timeout || ec == asio::error::operation_aborted ||
-                    ec == asio::error::connection_reset || ec == http::error::partial_message ||
-                    self->stopped)
-                    break;
-                if (ec == http::error::header_limit) {
-                    if (co_await write_raw(stream,
-                                           raw_error("431 Request Header Fields Too Large")))
-                        co_await close_gracefully(stream, 1 << 20);
+            http_request req;
+            unsigned version = 11;
+            bool keep_alive_requested = false;
+            {
+                // The parser only lives while the request is read: a blocking query keeps
+                // nothing of its head but the request.
+                request_parser parser(cfg.max_header_bytes);
+                connection::clock::time_point started;
+                const error_code ec =
+                    co_await read_head(stream, buffer, parser, cfg, lease, idle, started, counters);
+                if (ec) {
+                    if (!self->stopped && !is_transport_error(ec))
+                        refusal = ec == http::error::header_limit
+                                      ? raw_error("431 Request Header Fields Too Large")
+                                      : raw_error("400 Bad Request");
                     break;
                 }
-                if (co_await write_raw(stream, raw_error("400 Bad Request")))
-                    co_await close_gracefully(stream, 1 << 20);
-                break;
-            }
-            const auto& header = parser.get();
-            http_request req;
-            if (!make_request(parser, req)) {
-                if (co_await write_raw(stream, raw_error("400 Bad Request")))
-                    co_await close_gracefully(stream, 1 << 20);
-                break;
-            }
-            // basic_fields::find(field) looks the name up as a string (~260 instructions);
-            // the fields know their field already.
-            const auto has_host = [&] {
-                for (const auto& f : header)
-                    if (f.name() == http::field::host)
-                        return true;
-                return false;
-            };
-            if (header.version() >= 11 && !has_host()) {
-                if (co_await write_raw(
-                        stream, raw_error("400 Bad Request", "missing required Host header")))
-                    co_await close_gracefully(stream, 1 << 20);
-                break;
-            }
-            const bool head = req.method == "HEAD";
-            const bool keep_alive_requested = header.keep_alive();
-
-            // Consul refuses some bodies by their Content-Length before reading them; the
-            // connection is then closed after the answer (Go does not keep it alive with a
-            // large unread body).
-            const std::int64_t limit = early_limit(*owner, req);
-            if (req.content_length > limit) {
-                req.body_unread = true;
-                http_response resp = co_await dispatch(owner, req, conn.get());
-                if (resp.drop)
+                version = parser.get().version();
+                if (!make_request(parser, req)) {
+                    refusal = raw_error("400 Bad Request");
                     break;
-                resp.close = true;
-                auto res = to_beast(std::move(resp), head, false);
-                stream.expires_after(io_timeout);
-                auto [wec, wn] = co_await http::async_write(stream, res, use);
-                (void)wn;
-                if (!wec)
-                    co_await close_gracefully(
-                        stream, std::min<std::int64_t>(req.content_length + (64 << 10), 16 << 20));
-                break;
-            }
+                }
+                if (version >= 11 && parser.hosts == 0) {
+                    refusal = raw_error("400 Bad Request", "missing required Host header");
+                    break;
+                }
+                if (parser.hosts > 1) {
+                    refusal = raw_error("400 Bad Request");
+                    break;
+                }
+                if (parser.transfer_encodings != 0 && !parser.chunked()) {
+                    refusal = raw_answer("501 Not Implemented", "Unsupported transfer encoding");
+                    break;
+                }
+                keep_alive_requested = parser.keep_alive();
 
-            if (!parser.is_done()) {
-                const auto expect = header[http::field::expect];
-                if (beast::iequals(expect, "100-continue")) {
-                    if (!co_await write_raw(stream, "HTTP/1.1 100 Continue\r\n\r\n"))
+                const std::int64_t limit = body_limit(*owner, req);
+                if (req.content_length > limit) {
+                    req.body_unread = true;
+                    req.body_error = std::string(body_too_large);
+                } else if (req.content_length != 0) {
+                    if (parser.expect_continue) {
+                        const bool sent = co_await write_raw(
+                            stream, "HTTP/1.1 100 Continue\r\n\r\n", cfg.write_timeout);
+                        if (!sent)
+                            break;
+                    }
+                    stream.expires_at(started + cfg.read_timeout);
+                    const body_read got =
+                        co_await read_body(stream, buffer, req, parser.chunked(), limit, lease);
+                    if (got == body_read::gone)
                         break;
                 }
-                parser.body_limit(std::uint64_t(limit));
-                // The body usually came with the head, in the same read: parsed from the
-                // buffer here. http::async_read would do the same, but as a composed
-                // operation completing through the event loop (~3,000 instructions and a
-                // turn of the loop per PUT); it is left for a body still on its way.
-                error_code bec = parse_buffered_body(parser, buffer);
-                if (!bec && !parser.is_done()) {
-                    stream.expires_after(io_timeout);
-                    auto [rec, bn] = co_await http::async_read(stream, buffer, parser, use);
-                    (void)bn;
-                    bec = rec;
-                }
-                if (bec == http::error::body_limit) {
-                    http::response<http::string_body> res{http::status::payload_too_large, 11};
-                    res.set(http::field::content_type, "text/plain; charset=utf-8");
-                    res.set(http::field::date, http_date(std::chrono::system_clock::now()));
-                    res.body() = "http: request body too large";
-                    res.prepare_payload();
-                    res.keep_alive(false);
-                    stream.expires_after(io_timeout);
-                    auto [wec, wn] = co_await http::async_write(stream, res, use);
-                    (void)wn;
-                    if (!wec)
-                        co_await close_gracefully(stream, 1 << 20);
-                    break;
-                }
-                if (bec) {
-                    if (bec != http::error::end_of_stream && bec != http::error::partial_message &&
-                        bec != asio::error::eof && bec != beast::error::timeout &&
-                        bec != asio::error::operation_aborted && !self->stopped) {
-                        if (co_await write_raw(stream, raw_error("400 Bad Request")))
-                            co_await close_gracefully(stream, 1 << 20);
-                    }
-                    break;
-                }
             }
-            req.body = std::move(parser.get().body());
+            // The body goes to the handler; the buffer keeps only what follows (pipelined).
+            trim_buffer(buffer);
+            lease.fit(buffer.capacity());
+            const bool head = req.method == "HEAD";
+            const bool body_unread = req.body_unread;
+            const bool body_failed = !req.body_error.empty();
+            const std::int64_t content_length = req.content_length;
+            if (body_failed)
+                ++counters.requests_rejected;
 
-            stream.expires_never();
+            stream.expires_never(); // a blocking query may wait 10 minutes
             // dispatch() unrolled: most requests are answered without a coroutine frame.
             http_response resp;
             if (auto now = dispatch_now(*owner, req))
@@ -675,8 +1008,10 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                 resp = co_await dispatch_wait(owner, std::move(req), conn.get());
             if (self->stopped || resp.drop)
                 break;
-            const bool keep_alive = keep_alive_requested && !resp.close;
-            const bool http10_keep_alive = keep_alive && header.version() < 11;
+            // Go does not keep a connection whose body was refused, unread or unreadable.
+            const bool keep_alive =
+                keep_alive_requested && !resp.close && !body_unread && !body_failed;
+            const bool http10_keep_alive = keep_alive && version < 11;
             // The head as one string and the body: two buffers for one gathered write.
             out_head.clear();
             if (!append_response_head(out_head, resp, keep_alive, http10_keep_alive,
@@ -689,7 +1024,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             }
             if (head)
                 resp.body.clear(); // Content-Length stays the body's
-            stream.expires_after(io_timeout);
+            stream.expires_after(cfg.write_timeout);
             const std::array<asio::const_buffer, 2> message{asio::buffer(out_head),
                                                             asio::buffer(resp.body)};
             auto [wec, wn] = co_await asio::async_write(stream, message, use);
@@ -697,12 +1032,28 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             if (wec)
                 break;
             if (!keep_alive) {
-                co_await close_gracefully(stream, 1 << 20);
+                co_await close_gracefully(
+                    stream, body_unread
+                                ? std::min<std::int64_t>(content_length + (64 << 10), 16 << 20)
+                                : drain_bytes);
                 break;
             }
+            idle = true;
+        }
+        // What the connection read is no longer needed: others may have its share of the
+        // budget while it says goodbye.
+        buffer.consume(buffer.size());
+        buffer.shrink_to_fit();
+        lease.fit(0);
+        if (!refusal.empty()) {
+            ++counters.requests_rejected;
+            const bool sent = co_await write_raw(stream, refusal, cfg.write_timeout);
+            if (sent)
+                co_await close_gracefully(stream, drain_bytes);
         }
     } catch (const std::exception&) {
         // Never let one connection's trouble escape.
+        ++counters.internal_errors;
     }
     boost::system::error_code ec;
     stream.socket().close(ec);

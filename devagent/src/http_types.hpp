@@ -54,7 +54,15 @@ struct http_request {
     std::int64_t content_length = 0;
     /// The body was not read (an early answer is wanted, see http_server.cpp).
     bool body_unread = false;
+    /// Why the body could not be read whole, in Go's words (what Consul's handler gets
+    /// from req.Body: "unexpected EOF", "invalid byte in chunk length", ... and
+    /// body_too_large); empty when it was. Each route answers it as Consul does, and the
+    /// connection is closed afterwards.
+    std::string body_error;
 };
+
+/// Go's http.MaxBytesReader error: a body over the agent's limit for it.
+inline constexpr std::string_view body_too_large = "http: request body too large";
 
 /// A header name: a string literal only, kept as a view, so that setting a header does not
 /// allocate its name (X-Consul-Knownleader and the like are past std::string's inline size).

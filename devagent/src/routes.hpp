@@ -24,6 +24,10 @@ struct value;
 http_response json_response(const boost::json::value& v, unsigned status = 200);
 /// An error answer as Consul writes it: plain text, Content-Type sniffed by net/http.
 http_response text_response(unsigned status, std::string text);
+/// The answer of a handler that decodes a JSON body it could not read (req.body_error):
+/// Consul's 400 "Request decode failed: <Go's error>", or 413 "http: request body too large"
+/// for a body over the agent's limit (max_body_bytes; Consul has none).
+http_response undecodable_body(const http_request& req);
 /// X-Consul-Index (never 0), X-Consul-Knownleader, X-Consul-Lastcontact.
 void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
 /// X-Consul-Knownleader and X-Consul-Lastcontact only (read-only transactions).

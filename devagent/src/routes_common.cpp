@@ -27,6 +27,12 @@ http_response text_response(unsigned status, std::string text) {
     return r;
 }
 
+http_response undecodable_body(const http_request& req) {
+    if (req.body_error == body_too_large)
+        return text_response(413, std::string(body_too_large));
+    return text_response(400, "Request decode failed: " + req.body_error);
+}
+
 void set_meta(http_response& r, std::uint64_t index, bool known_leader) {
     r.set("X-Consul-Index", std::to_string(index == 0 ? 1 : index));
     r.set("X-Consul-Knownleader", known_leader ? "true" : "false");

@@ -188,6 +188,12 @@ http_response kv_put(agent_impl& a, const http_request& req, std::string_view ke
         r.close = true;
         return r;
     }
+    // io.Copy(buf, req.Body): a body that could not be read is the handler's error (500).
+    // One over the limit can only be chunked here (Consul would take it whole).
+    if (req.body_error == body_too_large)
+        return text_response(413, std::string(body_too_large));
+    if (!req.body_error.empty())
+        return text_response(500, req.body_error);
     e.value = req.body;
     if (foreign_dc(a, req))
         return no_path_to_dc();

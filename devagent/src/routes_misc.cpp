@@ -218,6 +218,8 @@ http_response agent_self(agent_impl& a, const http_request&) {
 }
 
 http_response catalog_register(agent_impl& a, const http_request& req) {
+    if (!req.body_error.empty())
+        return undecodable_body(req);
     const auto parsed = gojson::decode_first(req.body);
     if (!parsed.v)
         return text_response(400, "Request decode failed: " + parsed.error);
@@ -262,6 +264,8 @@ http_response catalog_register(agent_impl& a, const http_request& req) {
 }
 
 http_response catalog_deregister(agent_impl& a, const http_request& req) {
+    if (!req.body_error.empty())
+        return undecodable_body(req);
     const auto parsed = gojson::decode_first(req.body);
     if (!parsed.v)
         return text_response(400, "Request decode failed: " + parsed.error);

@@ -234,7 +234,9 @@ http_response session_create(agent_impl& a, const http_request& req) {
     b.node = a.cfg.node_name;
     b.node_checks = std::vector<std::string>{"serfHealth"};
     b.checks = std::vector<std::string>{"serfHealth"};
-    if (req.content_length > 0) {
+    if (req.content_length > 0) { // (a chunked body is not read)
+        if (!req.body_error.empty())
+            return undecodable_body(req);
         const auto parsed = gojson::decode_first(req.body);
         std::string error = parsed.error;
         if (parsed.v)

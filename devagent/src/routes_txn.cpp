@@ -210,12 +210,19 @@ json::object txn_json(const txn_outcome& o, bool read_only, json::storage_ptr sp
 http_response txn_endpoint(agent_impl& a, const http_request& req) {
     const std::int64_t max_len =
         std::max<std::int64_t>(txn_max_req_len, std::int64_t(a.cfg.kv_max_value_size));
-    const auto too_large = [&] {
+    // Consul 1.8 checks the Content-Length, then reads through http.MaxBytesReader (a chunked
+    // body over the limit); a body it cannot read is a parse error.
+    static constexpr std::string_view see =
+        " bytes. See https://www.consul.io/docs/agent/options.html#txn_max_req_len.";
+    if (req.content_length > max_len)
+        return text_response(413, "Request body(" + std::to_string(req.content_length) +
+                                      " bytes) too large, max size: " + std::to_string(max_len) +
+                                      std::string(see));
+    if (req.body_error == body_too_large)
         return text_response(413, "Request body too large, max size: " + std::to_string(max_len) +
-                                      " bytes");
-    };
-    if (req.content_length > max_len || std::int64_t(req.body.size()) > max_len)
-        return too_large();
+                                      std::string(see));
+    if (!req.body_error.empty())
+        return text_response(400, "Failed to parse body: " + req.body_error);
 
     const auto too_many = [](std::size_t n) {
         return text_response(413, "Transaction contains too many operations (" + std::to_string(n) +

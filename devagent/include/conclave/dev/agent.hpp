@@ -34,6 +34,33 @@ struct agent_config {
     /// address. A connection beyond it is answered with Consul's 429 at once and closed.
     /// 0: no limit.
     std::size_t max_conns_per_client = 200;
+
+    // ---- HTTP limits (docs/dev-agent.md, "Limits"): a request over one is answered with
+    // Go's or Consul's status and its connection closed. Consul 1.8 has no timeouts and no
+    // memory budget: those protect the dev agent only.
+
+    /// Largest request head (request line and header fields): Go's MaxHeaderBytes (1 MiB)
+    /// plus the 4 KiB net/http allows on top. Beyond it: 431, then close.
+    std::size_t max_header_bytes = (1u << 20) + 4096;
+    /// Largest request body of the endpoints without a limit of their own (KV PUT has
+    /// kv_max_value_size, PUT /v1/txn max(512 KiB, kv_max_value_size)). Consul has none.
+    std::size_t max_body_bytes = 1u << 20;
+    /// What the requests being read may hold together beyond 64 KiB each (their heads and
+    /// bodies, all connections): a request that would go over gets 431 (head) or is read as
+    /// a too-large body. 0: no budget.
+    std::size_t request_memory_limit = 64u << 20;
+    /// A request head must be complete this long after its first byte (for a new
+    /// connection: after the accept); otherwise the connection is closed without an answer
+    /// (Go's ReadHeaderTimeout).
+    std::chrono::milliseconds read_header_timeout{10000};
+    /// A whole request, head and body, must arrive within this (Go's ReadTimeout).
+    std::chrono::milliseconds read_timeout{60000};
+    /// A kept-alive connection may wait this long for its next request (Go's IdleTimeout).
+    std::chrono::milliseconds idle_timeout{600000};
+    /// Writing one answer may take this long (a client that does not read). The wait of a
+    /// blocking query is not part of it: no timeout runs while the agent prepares an answer.
+    std::chrono::milliseconds write_timeout{60000};
+
     /// Enables the private /v1/_conclave/... controls (force-expire, inject errors, reset).
     bool enable_test_controls = false;
 };
@@ -44,6 +71,16 @@ struct agent_stats {
     std::uint64_t connections_accepted = 0;
     std::size_t connections_open = 0;
     std::size_t blocking_queries_waiting = 0;
+    /// Connections answered 429 at once (max_conns_per_client) and closed.
+    std::uint64_t connections_refused = 0;
+    /// Connections closed by read_header_timeout, read_timeout, idle_timeout or
+    /// write_timeout.
+    std::uint64_t connections_timed_out = 0;
+    /// Requests that broke an HTTP rule or limit (400, 413, 431, 501, or a body that could
+    /// not be read): answered, then their connection closed.
+    std::uint64_t requests_rejected = 0;
+    /// Exceptions the HTTP server caught (its last line of defence): the connection ends.
+    std::uint64_t internal_errors = 0;
     std::map<std::string, std::uint64_t> by_endpoint; ///< e.g. "GET /v1/kv", "PUT /v1/txn"
 };
 
