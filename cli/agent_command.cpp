@@ -33,6 +33,10 @@ Options:
   -session-ttl-min=<dur>   Smallest session TTL accepted (default 10s).
   -node=<name>             Node name of the agent (default conclave-dev).
   -datacenter=<name>       Datacenter name (default dc1).
+  -http-max-conns-per-client=<n>
+                           Connections one client address may hold open at once; one
+                           more is answered 429 and closed (Consul's
+                           limits.http_max_conns_per_client; default 200, 0: no limit).
   -test-controls           Enable the private /v1/_conclave/... test controls.
   -help                    Show this help.
 )";
@@ -122,7 +126,8 @@ int agent_command(args a) {
         }
         const bool is_bool = flag == "dev" || flag == "test-controls";
         const bool known = is_bool || flag == "http-addr" || flag == "session-ttl-min" ||
-                           flag == "node" || flag == "datacenter";
+                           flag == "node" || flag == "datacenter" ||
+                           flag == "http-max-conns-per-client";
         if (!known) {
             std::fprintf(stderr, "flag provided but not defined: -%s\n%s", flag.c_str(),
                          agent_usage);
@@ -155,6 +160,19 @@ int agent_command(args a) {
                 return 1;
             }
             cfg.session_ttl_min = std::chrono::duration_cast<std::chrono::milliseconds>(*d.value);
+        } else if (flag == "http-max-conns-per-client") {
+            std::size_t n = 0;
+            bool ok = !value->empty() && value->size() <= 9;
+            for (const char c : *value) {
+                ok = ok && c >= '0' && c <= '9';
+                n = n * 10 + std::size_t(c - '0');
+            }
+            if (!ok) {
+                std::fprintf(stderr, "invalid value \"%s\" for flag -%s: parse error\n%s",
+                             value->c_str(), flag.c_str(), agent_usage);
+                return 1;
+            }
+            cfg.max_conns_per_client = n;
         } else if (flag == "node") {
             if (value->empty()) {
                 std::fputs("conclave agent: -node must not be empty\n", stderr);
