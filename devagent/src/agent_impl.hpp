@@ -80,6 +80,11 @@ private:
     injection last_injection_;
 };
 
+/// The largest body read for a request: kv_max_value_size for a KV PUT, max(Consul's
+/// txn_max_req_len of 512 KiB, kv_max_value_size) for PUT /v1/txn, max_body_bytes for the
+/// rest. The HTTP server reads no more; KV and txn name it in their 413s.
+std::int64_t body_limit(const agent_config& cfg, const http_request& req);
+
 /// Routes one request (Go's ServeMux plus Consul's handler wrapper).
 boost::asio::awaitable<http_response> dispatch(std::shared_ptr<agent_impl> agent, http_request req,
                                                disconnect_probe* probe);

@@ -73,6 +73,11 @@ std::string raw_error(std::string_view status, std::string_view detail = {}) {
     return raw_answer(status, body);
 }
 
+// Go's answer to a Transfer-Encoding other than one field "chunked" (HTTP/1.1).
+std::string unsupported_transfer_encoding() {
+    return raw_answer("501 Not Implemented", "Unsupported transfer encoding");
+}
+
 } // namespace
 
 // A connection is also the stream Beast reads and writes (AsyncReadStream and
@@ -124,6 +129,16 @@ struct connection : disconnect_probe, std::enable_shared_from_this<connection> {
     }
     /// The operations that follow must end within d (tcp_stream::expires_after).
     void expires_after(clock::duration d) { expires_at(clock::now() + d); }
+    /// The operations that follow must end within d of `from`: one of agent_config's
+    /// timeouts, where 0 (or less) means none, as in Go's http.Server (so does one too far
+    /// ahead for the clock).
+    void expires_within(clock::time_point from, std::chrono::milliseconds d) {
+        if (d <= d.zero() || d >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      clock::time_point::max() - from))
+            expires_never();
+        else
+            expires_at(from + d);
+    }
     /// No time limit (tcp_stream::expires_never): a blocking query may wait 10 minutes.
     void expires_never() { deadline = clock::time_point::max(); }
     /// The connection is done: stop the watchdog (its handler holds the connection).
@@ -257,8 +272,8 @@ asio::awaitable<void> close_gracefully(connection& stream, std::int64_t max_drai
 }
 
 asio::awaitable<bool> write_raw(connection& stream, std::string_view bytes,
-                                connection::clock::duration timeout) {
-    stream.expires_after(timeout);
+                                std::chrono::milliseconds timeout) {
+    stream.expires_within(connection::clock::now(), timeout);
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), use);
     (void)n;
     co_return !ec;
@@ -288,7 +303,15 @@ public:
 
     unsigned hosts = 0;              ///< Host fields
     unsigned transfer_encodings = 0; ///< Transfer-Encoding fields
+    bool te_chunked = false;         ///< the last Transfer-Encoding is "chunked" (trimmed)
     bool expect_continue = false;    ///< Expect: 100-continue
+
+    /// Go 1.14's fixTransferEncoding (Consul 1.8): one Transfer-Encoding field, its value
+    /// "chunked" (any case, trimmed), or none; anything else is answered 501 ("gzip,
+    /// chunked", two fields, even "chunked" twice).
+    bool transfer_encoding_supported() const {
+        return transfer_encodings == 0 || (transfer_encodings == 1 && te_chunked);
+    }
 
 private:
     void on_field_impl(http::field name, beast::string_view, beast::string_view value,
@@ -299,6 +322,8 @@ private:
             break;
         case http::field::transfer_encoding:
             ++transfer_encodings;
+            te_chunked =
+                beast::iequals(trim_value(std::string_view(value.data(), value.size())), "chunked");
             break;
         case http::field::expect:
             expect_continue = beast::iequals(
@@ -310,9 +335,10 @@ private:
     }
 };
 
-// What one connection holds of the request it reads (read buffer and body) beyond
-// free_request_bytes, drawn from the agent's request_memory_limit: a flood of large
-// requests is refused rather than given memory without bound.
+// What one connection holds of its request beyond free_request_bytes (read buffer, body,
+// and the parsed request until it is answered, a blocking query's wait included), drawn
+// from the agent's request_memory_limit: a flood of large requests is refused rather than
+// given memory without bound.
 class memory_lease {
 public:
     memory_lease(std::size_t& pool, std::size_t limit)
@@ -322,9 +348,22 @@ public:
     memory_lease(const memory_lease&) = delete;
     memory_lease& operator=(const memory_lease&) = delete;
 
-    /// The connection is to hold `bytes` in all: false (holding what it held) when the
-    /// budget cannot give that much.
-    bool fit(std::size_t bytes) {
+    /// The connection is to hold `bytes` of buffers (read buffer, body being read) besides
+    /// the request it keeps (keep()): false (holding what it held) when the budget cannot
+    /// give that much.
+    bool fit(std::size_t bytes) { return take(bytes + kept_); }
+    /// The connection keeps a parsed request of `request` bytes (0: none) until it is
+    /// answered (a blocking query's whole wait), besides `buffers` bytes of buffers: false
+    /// (holding what it held) when the budget cannot give that much. Never false for less.
+    bool keep(std::size_t request, std::size_t buffers) {
+        if (!take(request + buffers))
+            return false;
+        kept_ = request;
+        return true;
+    }
+
+private:
+    bool take(std::size_t bytes) {
         const std::size_t want = bytes > free_request_bytes ? bytes - free_request_bytes : 0;
         if (want > held_ && limit_ != 0 && pool_ - held_ + want > limit_)
             return false;
@@ -333,11 +372,22 @@ public:
         return true;
     }
 
-private:
     std::size_t& pool_;
     std::size_t limit_;
     std::size_t held_ = 0;
+    std::size_t kept_ = 0;
 };
+
+// What a parsed request holds (its strings' capacities): its target about three times
+// (path, raw query, parsed query), and its body.
+std::size_t request_bytes(const http_request& r) {
+    std::size_t n = r.method.capacity() + r.path.capacity() + r.raw_query.capacity() +
+                    r.body.capacity() + r.body_error.capacity() +
+                    r.query.pairs.capacity() * sizeof(r.query.pairs.front());
+    for (const auto& [key, value] : r.query.pairs)
+        n += key.capacity() + value.capacity();
+    return n;
+}
 
 std::string_view buffered(const beast::flat_buffer& b) {
     return {static_cast<const char*>(b.data().data()), b.size()};
@@ -373,30 +423,23 @@ bool is_transport_error(const error_code& ec) {
 asio::awaitable<error_code> read_head(connection& stream, beast::flat_buffer& buffer,
                                       request_parser& parser, const agent_config& cfg,
                                       memory_lease& lease, bool idle,
-                                      connection::clock::time_point& started,
-                                      agent_stats& counters) {
+                                      connection::clock::time_point& started) {
+    // Go's http.Server: a ReadHeaderTimeout or IdleTimeout of 0 is ReadTimeout's.
+    const auto or_read_timeout = [&](std::chrono::milliseconds d) {
+        return d > d.zero() ? d : cfg.read_timeout;
+    };
     const auto begin = [&] {
         started = connection::clock::now();
-        stream.expires_at(started + cfg.read_header_timeout);
+        stream.expires_within(started, or_read_timeout(cfg.read_header_timeout));
     };
     if (idle && buffer.size() == 0)
-        stream.expires_after(cfg.idle_timeout);
+        stream.expires_within(connection::clock::now(), or_read_timeout(cfg.idle_timeout));
     else
         begin();
     for (;;) {
         if (buffer.size() != 0) {
             error_code ec;
-            std::size_t used = 0;
-            bool threw = false;
-            try {
-                used = parser.put(buffer.data(), ec);
-            } catch (const std::exception&) {
-                threw = true; // (nothing should throw: last line of defence)
-            }
-            if (threw) {
-                ++counters.internal_errors;
-                co_return http::error::bad_field;
-            }
+            const std::size_t used = parser.put(buffer.data(), ec);
             buffer.consume(used);
             if (!ec && parser.is_header_done())
                 co_return error_code{};
@@ -437,18 +480,21 @@ asio::awaitable<error_code> fill(connection& stream, beast::flat_buffer& buffer,
 // not given the memory up front.
 asio::awaitable<error_code> read_exact(connection& stream, beast::flat_buffer& buffer,
                                        std::string& out, std::size_t n, memory_lease& lease) {
+    // The capacity of `out` once `more` bytes are added (std::string at most doubles it).
+    const auto grown = [&](std::size_t more) {
+        const std::size_t need = out.size() + more;
+        return need <= out.capacity() ? out.capacity() : std::max(need, 2 * out.capacity());
+    };
     const std::size_t k = std::min(n, buffer.size());
+    if (!lease.fit(buffer.capacity() + grown(k)))
+        co_return http::error::body_limit;
     out.append(static_cast<const char*>(buffer.data().data()), k);
     buffer.consume(k);
     n -= k;
     while (n > 0) {
         const std::size_t have = out.size();
         const std::size_t step = std::min(n, std::max<std::size_t>(have, 65536));
-        // (growing, std::string at most doubles its capacity)
-        const std::size_t next = have + step <= out.capacity()
-                                     ? out.capacity()
-                                     : std::max(have + step, 2 * out.capacity());
-        if (!lease.fit(buffer.capacity() + next))
+        if (!lease.fit(buffer.capacity() + grown(step)))
             co_return http::error::body_limit;
         out.resize(have + step);
         lease.fit(buffer.capacity() + out.capacity());
@@ -631,28 +677,17 @@ bool make_request(const request_parser& parser, http_request& req) {
         return false;
     req.path = std::move(*path);
     req.query = parse_query(req.raw_query);
-    if (parser.chunked())
+    if (parser.chunked()) {
         req.content_length = -1;
-    else if (const auto len = parser.content_length())
+    } else if (const auto len = parser.content_length()) {
+        // Go's strconv.ParseInt(cl, 10, 64): one that does not fit int64 is a bad request.
+        if (*len > std::uint64_t(INT64_MAX))
+            return false;
         req.content_length = static_cast<std::int64_t>(*len);
-    else
+    } else {
         req.content_length = 0;
+    }
     return true;
-}
-
-// The largest body read for a request. One announced larger by its Content-Length is not
-// read: the route answers without it (KV and txn with Consul's 413), then the connection
-// is closed, as Consul does. A chunked one is read up to it (then body_too_large).
-std::int64_t body_limit(const agent_impl& a, const http_request& req) {
-    const auto clamp = [](std::size_t n) {
-        return static_cast<std::int64_t>(std::min<std::size_t>(n, INT64_MAX));
-    };
-    const std::int64_t kv = clamp(a.cfg.kv_max_value_size);
-    if (req.method == "PUT" && req.path.starts_with("/v1/kv/"))
-        return kv;
-    if (req.method == "PUT" && req.path == "/v1/txn")
-        return std::max<std::int64_t>(524288, kv);
-    return clamp(a.cfg.max_body_bytes);
 }
 
 // The Date header, formatted once per second rather than per response.
@@ -862,13 +897,25 @@ asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
                 asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
                 continue;
             }
-            ++self->open_per_client[client]; // (serve() counts it out)
+            // Counted before serve() starts (it may run at once, and counts it out), and
+            // counted out again should the spawn fail.
+            ++self->open_per_client[client];
+            struct uncount {
+                impl& s;
+                const asio::ip::address& client;
+                bool spawned = false;
+                ~uncount() {
+                    if (!spawned)
+                        s.count_out(client);
+                }
+            } count_guard{*self, client};
             auto conn = std::make_shared<connection>(std::move(socket));
-            ++owner->counters.connections_accepted;
             const auto ex = owner->ex;
             asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
                 // A failing connection only ends itself.
             });
+            count_guard.spawned = true;
+            ++owner->counters.connections_accepted;
         } catch (const std::exception&) {
             // (Out of memory, say: this connection is dropped, the agent keeps accepting.)
             ++owner->counters.internal_errors;
@@ -927,7 +974,9 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
     // trailer are shorter still. Beast reads at most the buffer's free capacity (512 bytes
     // at first), and the parser drains it as it goes: room for a whole usual request saves
     // reads.
-    beast::flat_buffer buffer(std::max(cfg.max_header_bytes, 4 * max_chunk_line) + 1);
+    // (A max_header_bytes too large to add to: the largest buffer there is.)
+    const std::size_t buffer_max = std::max(cfg.max_header_bytes, 4 * max_chunk_line);
+    beast::flat_buffer buffer(buffer_max < SIZE_MAX ? buffer_max + 1 : SIZE_MAX);
     buffer.reserve(initial_buffer);
     memory_lease lease(self->request_memory, cfg.request_memory_limit);
     std::string out_head; // a response's head, reused for the next one
@@ -944,11 +993,15 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                 request_parser parser(cfg.max_header_bytes);
                 connection::clock::time_point started;
                 const error_code ec =
-                    co_await read_head(stream, buffer, parser, cfg, lease, idle, started, counters);
+                    co_await read_head(stream, buffer, parser, cfg, lease, idle, started);
                 if (ec) {
+                    // (Beast refuses a second Transfer-Encoding field itself.)
                     if (!self->stopped && !is_transport_error(ec))
                         refusal = ec == http::error::header_limit
                                       ? raw_error("431 Request Header Fields Too Large")
+                                  : ec == http::error::bad_transfer_encoding &&
+                                          parser.transfer_encodings != 0
+                                      ? unsupported_transfer_encoding()
                                       : raw_error("400 Bad Request");
                     break;
                 }
@@ -965,13 +1018,20 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                     refusal = raw_error("400 Bad Request");
                     break;
                 }
-                if (parser.transfer_encodings != 0 && !parser.chunked()) {
-                    refusal = raw_answer("501 Not Implemented", "Unsupported transfer encoding");
+                if (!parser.transfer_encoding_supported()) {
+                    refusal = unsupported_transfer_encoding();
+                    break;
+                }
+                // The request (and the parser's copy of its target) counts against the
+                // budget until it is answered: a blocking query keeps it while it waits.
+                if (!lease.keep(request_bytes(req) + parser.get().target().size(),
+                                buffer.capacity())) {
+                    refusal = raw_error("431 Request Header Fields Too Large");
                     break;
                 }
                 keep_alive_requested = parser.keep_alive();
 
-                const std::int64_t limit = body_limit(*owner, req);
+                const std::int64_t limit = body_limit(cfg, req);
                 if (req.content_length > limit) {
                     req.body_unread = true;
                     req.body_error = std::string(body_too_large);
@@ -982,7 +1042,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                         if (!sent)
                             break;
                     }
-                    stream.expires_at(started + cfg.read_timeout);
+                    stream.expires_within(started, cfg.read_timeout);
                     const body_read got =
                         co_await read_body(stream, buffer, req, parser.chunked(), limit, lease);
                     if (got == body_read::gone)
@@ -991,7 +1051,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             }
             // The body goes to the handler; the buffer keeps only what follows (pipelined).
             trim_buffer(buffer);
-            lease.fit(buffer.capacity());
+            lease.keep(request_bytes(req), buffer.capacity()); // (less than it held)
             const bool head = req.method == "HEAD";
             const bool body_unread = req.body_unread;
             const bool body_failed = !req.body_error.empty();
@@ -1002,10 +1062,19 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             stream.expires_never(); // a blocking query may wait 10 minutes
             // dispatch() unrolled: most requests are answered without a coroutine frame.
             http_response resp;
-            if (auto now = dispatch_now(*owner, req))
+            if (auto now = dispatch_now(*owner, req)) {
                 resp = std::move(*now);
-            else
+            } else {
+                // A blocking query (a GET, which ignores its body) may wait 10 minutes: it
+                // keeps its path and query, counted, and gives its body back.
+                std::string().swap(req.body);
+                lease.keep(request_bytes(req), buffer.capacity());
                 resp = co_await dispatch_wait(owner, std::move(req), conn.get());
+            }
+            {
+                const http_request answered = std::move(req); // (freed here)
+            }
+            lease.keep(0, buffer.capacity());
             if (self->stopped || resp.drop)
                 break;
             // Go does not keep a connection whose body was refused, unread or unreadable.
@@ -1024,7 +1093,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             }
             if (head)
                 resp.body.clear(); // Content-Length stays the body's
-            stream.expires_after(cfg.write_timeout);
+            stream.expires_within(connection::clock::now(), cfg.write_timeout);
             const std::array<asio::const_buffer, 2> message{asio::buffer(out_head),
                                                             asio::buffer(resp.body)};
             auto [wec, wn] = co_await asio::async_write(stream, message, use);
@@ -1032,9 +1101,10 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             if (wec)
                 break;
             if (!keep_alive) {
+                // (A Content-Length may be up to INT64_MAX: capped before adding.)
                 co_await close_gracefully(
                     stream, body_unread
-                                ? std::min<std::int64_t>(content_length + (64 << 10), 16 << 20)
+                                ? std::min<std::int64_t>(content_length, 16 << 20) + (64 << 10)
                                 : drain_bytes);
                 break;
             }
@@ -1044,7 +1114,7 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
         // budget while it says goodbye.
         buffer.consume(buffer.size());
         buffer.shrink_to_fit();
-        lease.fit(0);
+        lease.keep(0, 0);
         if (!refusal.empty()) {
             ++counters.requests_rejected;
             const bool sent = co_await write_raw(stream, refusal, cfg.write_timeout);

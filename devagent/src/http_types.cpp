@@ -84,6 +84,13 @@ std::string query_params::get(std::string_view key) const {
     return {};
 }
 
+const std::string* query_params::find(std::string_view key) const {
+    for (const auto& [k, v] : pairs)
+        if (k == key)
+            return &v;
+    return nullptr;
+}
+
 std::string query_params::encode() const {
     std::map<std::string, std::vector<std::string>> sorted;
     for (const auto& [k, v] : pairs)

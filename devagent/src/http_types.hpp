@@ -22,6 +22,8 @@ public:
     bool has(std::string_view key) const;
     /// First value of key, "" when absent (url.Values.Get).
     std::string get(std::string_view key) const;
+    /// First value of key, nullptr when absent.
+    const std::string* find(std::string_view key) const;
     /// url.Values.Encode(): keys sorted, values in order, query-escaped.
     std::string encode() const;
 };

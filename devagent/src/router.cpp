@@ -6,7 +6,9 @@
 
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace conclave::dev::detail {
 
@@ -193,6 +195,19 @@ http_response call_sync(agent_impl& a, const route& r, const http_request& req) 
 }
 
 } // namespace
+
+std::int64_t body_limit(const agent_config& cfg, const http_request& req) {
+    const auto clamp = [](std::size_t n) {
+        return static_cast<std::int64_t>(std::min<std::size_t>(n, INT64_MAX));
+    };
+    constexpr std::int64_t txn_max_req_len = 524288; // Consul's default
+    const std::int64_t kv = clamp(cfg.kv_max_value_size);
+    if (req.method == "PUT" && req.path.starts_with("/v1/kv/"))
+        return kv;
+    if (req.method == "PUT" && req.path == "/v1/txn")
+        return std::max(txn_max_req_len, kv);
+    return clamp(cfg.max_body_bytes);
+}
 
 std::optional<http_response> dispatch_now(agent_impl& a, const http_request& req) {
     ++a.counters.requests;

@@ -117,11 +117,13 @@ asio::awaitable<http_response> kv_get(agent_impl& a, const http_request& req,
 asio::awaitable<http_response> kv_get_keys(agent_impl& a, const http_request& req,
                                            const query_opts& opts, std::string_view prefix,
                                            disconnect_probe* probe) {
-    std::string separator;
-    if (req.query.has("seperator"))
-        separator = req.query.get("seperator");
-    if (req.query.has("separator"))
-        separator = req.query.get("separator");
+    // Views into the request, which outlives the wait (a copy would not count against
+    // request_memory_limit).
+    std::string_view separator;
+    if (const std::string* s = req.query.find("seperator"))
+        separator = *s;
+    if (const std::string* s = req.query.find("separator"))
+        separator = *s;
     if (foreign_dc(a, req))
         co_return no_path_to_dc();
 
@@ -176,7 +178,7 @@ http_response kv_put(agent_impl& a, const http_request& req, std::string_view ke
         e.session = req.query.get("release");
         op = kv_op::unlock;
     }
-    const auto max = static_cast<std::int64_t>(a.cfg.kv_max_value_size);
+    const std::int64_t max = body_limit(a.cfg, req);
     const std::int64_t size =
         req.content_length >= 0 ? req.content_length : std::int64_t(req.body.size());
     if (size > max) {

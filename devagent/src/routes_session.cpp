@@ -332,7 +332,7 @@ asio::awaitable<http_response> session_info(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
-    const std::string id(path_rest(req, "/v1/session/info/"));
+    const std::string_view id = path_rest(req, "/v1/session/info/"); // (req outlives the wait)
     if (id.empty())
         co_return text_response(400, "Missing session");
     if (foreign_dc(a, req))
@@ -380,7 +380,7 @@ asio::awaitable<http_response> session_node(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
-    const std::string node(path_rest(req, "/v1/session/node/"));
+    const std::string_view node = path_rest(req, "/v1/session/node/"); // (as id above)
     if (node.empty())
         co_return text_response(400, "Missing node name");
     if (foreign_dc(a, req))

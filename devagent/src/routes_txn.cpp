@@ -19,7 +19,6 @@ using gojson::kind;
 namespace {
 
 constexpr std::size_t max_txn_ops = 64;
-constexpr std::int64_t txn_max_req_len = 524288;
 
 class first_error {
 public:
@@ -208,8 +207,7 @@ json::object txn_json(const txn_outcome& o, bool read_only, json::storage_ptr sp
 }
 
 http_response txn_endpoint(agent_impl& a, const http_request& req) {
-    const std::int64_t max_len =
-        std::max<std::int64_t>(txn_max_req_len, std::int64_t(a.cfg.kv_max_value_size));
+    const std::int64_t max_len = body_limit(a.cfg, req);
     // Consul 1.8 checks the Content-Length, then reads through http.MaxBytesReader (a chunked
     // body over the limit); a body it cannot read is a parse error.
     static constexpr std::string_view see =

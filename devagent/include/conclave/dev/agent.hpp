@@ -37,28 +37,33 @@ struct agent_config {
 
     // ---- HTTP limits (docs/dev-agent.md, "Limits"): a request over one is answered with
     // Go's or Consul's status and its connection closed. Consul 1.8 has no timeouts and no
-    // memory budget: those protect the dev agent only.
+    // memory budget: those protect the dev agent only. A timeout of 0 is none, as in Go's
+    // http.Server (where read_header_timeout and idle_timeout of 0 take read_timeout's).
 
     /// Largest request head (request line and header fields): Go's MaxHeaderBytes (1 MiB)
-    /// plus the 4 KiB net/http allows on top. Beyond it: 431, then close.
+    /// plus the 4 KiB net/http allows on top. Beyond it: 431, then close. A huge value (up
+    /// to SIZE_MAX) is as large as the parser takes (4 GiB), within request_memory_limit.
     std::size_t max_header_bytes = (1u << 20) + 4096;
     /// Largest request body of the endpoints without a limit of their own (KV PUT has
     /// kv_max_value_size, PUT /v1/txn max(512 KiB, kv_max_value_size)). Consul has none.
     std::size_t max_body_bytes = 1u << 20;
-    /// What the requests being read may hold together beyond 64 KiB each (their heads and
-    /// bodies, all connections): a request that would go over gets 431 (head) or is read as
-    /// a too-large body. 0: no budget.
+    /// What the requests may hold together beyond 64 KiB each, all connections: their heads
+    /// and bodies while read, then their parsed path and query until answered (a parked
+    /// blocking query's for its whole wait; it gives its body back). A request that would go
+    /// over gets 431 (head, path and query) or is read as a too-large body. 0: no budget.
     std::size_t request_memory_limit = 64u << 20;
     /// A request head must be complete this long after its first byte (for a new
     /// connection: after the accept); otherwise the connection is closed without an answer
-    /// (Go's ReadHeaderTimeout).
+    /// (Go's ReadHeaderTimeout). 0: read_timeout's (none if that is 0 too).
     std::chrono::milliseconds read_header_timeout{10000};
-    /// A whole request, head and body, must arrive within this (Go's ReadTimeout).
+    /// A whole request, head and body, must arrive within this (Go's ReadTimeout). 0: none.
     std::chrono::milliseconds read_timeout{60000};
     /// A kept-alive connection may wait this long for its next request (Go's IdleTimeout).
+    /// 0: read_timeout's (none if that is 0 too).
     std::chrono::milliseconds idle_timeout{600000};
     /// Writing one answer may take this long (a client that does not read). The wait of a
     /// blocking query is not part of it: no timeout runs while the agent prepares an answer.
+    /// 0: none.
     std::chrono::milliseconds write_timeout{60000};
 
     /// Enables the private /v1/_conclave/... controls (force-expire, inject errors, reset).
