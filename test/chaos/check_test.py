@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSL-1.0
+"""Unit tests of check.py on small synthetic histories: what passes, and that each kind of
+violation is caught.   python3 test/chaos/check_test.py"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import check  # noqa: E402
+
+KEY = "p/.lock"
+S = 1_000_000_000  # ns
+
+
+class History:
+    """Builds histories; the store decides the writes in time order, like fence.py (or as
+    forced by `decide`)."""
+
+    def __init__(self):
+        self.runs, self.holds, self.fence, self.events, self.leaks = [], [], [], [], []
+        self.pending = []  # (time, run, epoch, index, key, forced answer or None, record)
+
+    def hold(self, run, index, start, end, writes, epoch=0, status=0, signal=None,
+             key=KEY, decide=None):
+        """writes: times (s) of the hold's writes."""
+        token = f"{index}:1:sess-{run}:{key}"
+        self.runs.append({"run": run, "key": key, "status": status,
+                          "stderr": f"Attempting lock acquisition\nLock acquired ({token}), "
+                                    "starting child\n"})
+        self.holds.append({"event": "start", "run": run, "start": start * S, "token": token})
+        record = {"event": "end", "run": run, "start": start * S, "end": end * S,
+                  "token": token, "epoch": epoch, "writes": []}
+        if signal:
+            record["signal"] = signal
+        self.holds.append(record)
+        for i, t in enumerate(writes):
+            self.pending.append((t, run, epoch, index, key, decide[i] if decide else None,
+                                 record))
+        return self
+
+    def decide(self):
+        highest = {}
+        for t, run, epoch, index, key, forced, record in sorted(self.pending, key=lambda p: p[0]):
+            ok = key not in highest or (epoch, index) >= highest[key]
+            if forced is not None:
+                ok = forced
+            if ok:
+                highest[key] = max(highest.get(key, (epoch, index)), (epoch, index))
+            record["writes"].append({"t0": t * S, "t1": t * S + 1000,
+                                     "answer": "OK" if ok else "STALE", "final": False})
+            self.fence.append({"t": t * S + 500, "run": run, "key": key, "epoch": epoch,
+                               "index": index, "ok": ok})
+        self.pending = []
+
+    def gave_up(self, run, message="Timeout during lock acquisition: 'p/.lock' was not free"):
+        self.runs.append({"run": run, "key": KEY, "status": 1,
+                          "stderr": f"Attempting lock acquisition\n{message}\n"})
+        return self
+
+    def pause(self, run, t0, t1):
+        self.events.append({"kind": "pause", "run": run, "t0": t0 * S, "t1": t1 * S})
+        return self
+
+    def restart(self, t0, t1, loses_state=True):
+        self.events.append({"kind": "restart", "t0": t0 * S, "t1": t1 * S,
+                            "loses_state": loses_state})
+        return self
+
+    def check(self, min_handoffs=1):
+        self.decide()
+        self.fence.sort(key=lambda d: d["t"])
+        return check.check({"runs": self.runs, "holds": self.holds, "fence": self.fence,
+                            "events": self.events, "leaks": self.leaks, "faults": 7,
+                            "min_handoffs": min_handoffs})
+
+
+class CheckTest(unittest.TestCase):
+    def assertClean(self, report):
+        self.assertTrue(report.ok(), "\n".join(report.lines()))
+
+    def assertViolation(self, report, start):
+        self.assertTrue(any(v.startswith(start) for v in report.violations),
+                        "\n".join(report.lines()))
+
+    def test_disjoint_holds_pass(self):
+        h = History().hold("a", 10, 1, 2, [1.1, 1.5]).hold("b", 20, 3, 4, [3.1, 3.5])
+        h.gave_up("c")
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.handoffs, 2)
+        self.assertEqual(r.lines()[-1], "handoffs=2 faults=7 violations=0 leaked=0")
+        self.assertEqual(r.counts["runs_not_acquired"], 1)
+
+    def test_overlap_explained_by_pause_and_fenced(self):
+        # a is paused from 1.2 to 60; b takes the lock at 50; a, resumed, writes at 60.1
+        # and is refused.
+        h = History().hold("a", 10, 1, 60.2, [1.1, 60.1], signal="SIGTERM")
+        h.hold("b", 20, 50, 51, [50.1, 50.5]).pause("a", 1.2, 60)
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.counts["overlaps_pause"], 1)
+        self.assertEqual(r.counts["stale_pause"], 1)
+        self.assertEqual(r.handoffs, 1)  # a was signalled: not a completed hold
+
+    def test_overlap_without_pause_is_a_violation(self):
+        h = History().hold("a", 10, 1, 3, [1.1]).hold("b", 20, 2, 4, [2.1])
+        self.assertViolation(h.check(), "overlap:")
+
+    def test_pause_after_the_overlap_began_does_not_explain_it(self):
+        h = History().hold("a", 10, 1, 30, [1.1]).hold("b", 20, 2, 4, [2.1])
+        h.pause("a", 3, 25)
+        self.assertViolation(h.check(), "overlap:")
+
+    def test_overlap_across_a_state_losing_restart(self):
+        # The dev agent restarts at 5: a (epoch 0) still runs when b (epoch 1, index 3)
+        # takes the lock on the empty agent; a's write after b's is refused.
+        h = History().hold("a", 900, 1, 7, [1.1, 6.9], signal="SIGTERM")
+        h.hold("b", 3, 6, 8, [6.1], epoch=1).restart(5, 5.5)
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.counts["overlaps_restart"], 1)
+        # A cluster restart keeps the state: no excuse.
+        h = History().hold("a", 10, 1, 7, [1.1]).hold("b", 20, 6, 8, [6.1])
+        h.restart(5, 5.5, loses_state=False)
+        self.assertViolation(h.check(), "overlap:")
+
+    def test_stale_write_accepted_is_a_violation(self):
+        # The store (as logged) accepted a's write after b's higher token: both views of
+        # the fence report it.
+        h = History().hold("a", 10, 1, 60.2, [1.1, 60.1], decide=[True, True])
+        h.hold("b", 20, 50, 51, [50.1], decide=[True]).pause("a", 1.2, 60)
+        r = h.check()
+        self.assertViolation(r, "fencing: store accepted a")
+        self.assertViolation(r, "fencing: a (0, 10) got OK after b")
+
+    def test_grant_order(self):
+        # b started after a ended, yet has the lower token.
+        h = History().hold("a", 20, 1, 2, [1.1]).hold("b", 10, 3, 4, [3.1], decide=[True])
+        self.assertViolation(h.check(), "grant order:")
+
+    def test_acquisition_after_cancellation(self):
+        h = History().hold("a", 10, 1, 2, [1.1])
+        h.runs[0]["stderr"] = "Timeout during lock acquisition\n" + h.runs[0]["stderr"]
+        self.assertViolation(h.check(), "cancelled:")
+        # A write by a run that said it was interrupted while waiting.
+        h = History().gave_up("c", "Shutdown triggered during lock acquisition")
+        h.fence.append({"t": 5 * S, "run": "c", "key": KEY, "epoch": 0, "index": 3, "ok": True})
+        self.assertViolation(h.check(), "cancelled:")
+
+    def test_harness_problems_and_leaks(self):
+        h = History().hold("a", 10, 1, 2, [1.1])
+        h.runs[0]["stderr"] = "Lock acquired (9:1:x:p/.lock)"  # not the token it ran with
+        h.leaks.append({"what": "key", "key": KEY, "when": "at the end"})
+        r = h.check()
+        self.assertFalse(r.ok())
+        self.assertTrue(any("did not report acquiring" in p for p in r.problems))
+        self.assertEqual(r.lines()[-1], "handoffs=1 faults=7 violations=0 leaked=1")
+        self.assertFalse(History().hold("a", 10, 1, 2, [1.1]).check(min_handoffs=5).ok())
+
+    def test_unfinished_hold_ends_at_its_last_decision(self):
+        h = History().hold("a", 10, 1, 2, [1.1, 9])
+        h.decide()
+        h.holds.pop()  # no end line: killed before writing it
+        h.runs[0]["status"] = 3
+        h.hold("b", 20, 5, 6, [5.1])  # a's write at 9 came after b's: refused
+        r = h.check()
+        self.assertViolation(r, "overlap:")  # a (until 9) overlaps b, and no pause explains it
+
+
+if __name__ == "__main__":
+    unittest.main()
