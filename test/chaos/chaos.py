@@ -34,7 +34,9 @@ takes the lock, and the paused one, resumed, overlaps it until conclave lock see
 and stops it; its writes in that time must be refused. --short pauses a holder of each of
 its locks in turn, --long one lock per cycle. Brief pauses (1-8 s) come on top, and server
 restarts: the dev agent restarts empty; on a cluster one server is killed for 8-10 s (a
-follower, then the leader, in --short; in turn in --long).
+follower, then the leader, in --short; in turn in --long). And once a cycle a holder's
+command hangs (SIGSTOP to it alone) while its session is destroyed behind its back: conclave
+lock must kill it (SIGTERM, SIGKILL 5 s later) before the lock-delay lets anyone in.
 
 At the end the proxy turns clean and the contenders go on until no session of an exited
 run is left (Consul expires those whose cleanup was cut off: up to 2 x TTL), then stop; the
@@ -63,22 +65,24 @@ sys.path.insert(0, HERE)
 import check  # noqa: E402
 from faultproxy import FaultProxy  # noqa: E402
 from fence import FenceStore  # noqa: E402
-from servers import ConsulCluster, DevAgent, die_with_parent, http_get  # noqa: E402
+from servers import ConsulCluster, DevAgent, die_with_parent, http_call, http_get  # noqa: E402
 
 TTL = 15          # s, conclave lock's session TTL (cli/lock_run.cpp); Consul waits up to 2x
 LOCK_DELAY = 15   # s, its sessions' lock-delay
 
 # Actions at offsets (s) into a cycle. "pause L" pauses a holder of lock L for 60 s;
-# "brief" pauses a holder of any lock for 1-8 s; "restart [leader|follower]" restarts the dev
+# "brief" pauses a holder of any lock for 1-8 s; "hang" stops a holder's command alone and
+# destroys its session (see hang()); "restart [leader|follower]" restarts the dev
 # agent, or kills a cluster server for 8-10 s (the leader and a follower in turn when not
 # said); "kill leader|follower" is the same, but on a cluster only. A cluster
 # server coming back may start an election, and a new leader restarts every session's TTL:
 # no kill within 40 s after a long pause starts, so that the paused session does expire.
 SHORT_PLAN = [(2, "pause 0"), (15, "brief"), (30, "brief"), (40, "kill follower"),
-              (55, "pause 1"), (70, "brief"), (88, "brief"), (100, "restart leader")]
+              (55, "pause 1"), (70, "brief"), (76, "hang"), (88, "brief"),
+              (100, "restart leader")]
 SHORT_SECONDS = 120
 LONG_PLAN = [(2, "pause"), (10, "brief"), (40, "brief"), (50, "restart"), (70, "brief"),
-             (100, "brief"), (130, "brief")]
+             (85, "hang"), (100, "brief"), (130, "brief")]
 LONG_CYCLE = 150
 LONG_PAUSE = 60
 
@@ -107,7 +111,7 @@ class Driver:
         self.exited = {}        # run -> (status, exit time) for the session audit
         self.paused = set()     # runs whose hold is stopped now
         self.leaks, self.leaked_ids, self.problems = [], set(), []
-        self.period_faults = self.pauses = self.restarts = self.audits = 0
+        self.period_faults = self.pauses = self.hangs = self.restarts = self.audits = 0
         self.periods = collections.Counter()  # fault periods by mode
         self.stopping = False
         self.epoch = 0
@@ -298,6 +302,53 @@ class Driver:
         self.say(f"no holder of {'any lock' if lane is None else f'lock {lane}'} to pause "
                  "within 30 s")
 
+    async def hang(self):
+        """Stops a hold's command alone (its conclave lock runs on, renewing) and destroys
+        its session behind its back, as an operator or a failed health check would: conclave
+        lock must see the loss and stop the stuck command, SIGTERM then SIGKILL 5 s later,
+        before the session's lock-delay (15 s) lets anyone else take the lock. The event
+        records when the command was gone; check.py counts the hold until then."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for run, pgid in list(self.store.active.items()):
+                token = self.store.tokens.get(run, "")
+                if run in self.paused or run not in self.live or token.count(":") < 3:
+                    continue
+                if not send(pgid, signal.SIGSTOP, group=True):
+                    continue
+                t0 = now()
+                self.paused.add(run)
+                self.hangs += 1
+                session = token.split(":")[2]
+                if not await asyncio.to_thread(self.destroy_session, session):
+                    self.say(f"could not destroy the session of {run}: no hang")
+                    send(pgid, signal.SIGCONT, group=True)
+                    self.paused.discard(run)
+                    return
+                self.say(f"hung {run} and destroyed its session")
+                limit = time.monotonic() + 30
+                while alive(pgid) and time.monotonic() < limit:
+                    await asyncio.sleep(0.01)
+                gone = now()
+                if alive(pgid):
+                    self.problems.append(f"{run}: conclave lock did not stop its command, "
+                                         "stuck with its session destroyed, within 30 s")
+                    send(pgid, signal.SIGKILL, group=True)
+                else:
+                    self.say(f"{run}: its command stopped {(gone - t0) / 1e9:.1f} s later")
+                self.paused.discard(run)
+                self.event({"kind": "hang", "run": run, "t0": t0, "t1": gone})
+                return
+            await asyncio.sleep(0.005)
+        self.say("no holder to hang within 30 s")
+
+    def destroy_session(self, session):
+        for i in range(getattr(self.server, "count", 1)):
+            r = http_call("PUT", self.server.http_address(i), f"/v1/session/destroy/{session}")
+            if r and r[0] == 200:
+                return r[1] is True
+        return False
+
     async def act(self, action, cycle):
         lanes = self.profile["lanes"]
         words = action.split()
@@ -306,6 +357,8 @@ class Driver:
             await self.pause(lane, LONG_PAUSE)
         elif words[0] == "brief":
             await self.pause(None, self.rng.uniform(1, 8))
+        elif words[0] == "hang":
+            await self.hang()
         elif words[0] == "kill":
             if not isinstance(self.server, DevAgent):
                 await self.restart(words[1])
@@ -375,7 +428,7 @@ class Driver:
 
     def faults(self):
         return (sum(p.faults for p in self.proxies) + self.period_faults + self.pauses
-                + self.restarts)
+                + self.hangs + self.restarts)
 
     # --- the end -----------------------------------------------------------------------
 
@@ -490,8 +543,8 @@ class Driver:
             for leak in self.leaks:
                 f.write(json.dumps(leak) + "\n")
         self.say(f"done: {len(self.exited)} runs; connections cut: {meta['proxy_faults']}; "
-                 f"fault periods: {dict(self.periods)}; {self.pauses} pauses, "
-                 f"{self.restarts} server restarts, {self.audits} session audits")
+                 f"fault periods: {dict(self.periods)}; {self.pauses} pauses, {self.hangs} "
+                 f"hangs, {self.restarts} server restarts, {self.audits} session audits")
 
 
 def send(pid, sig, group=False):
@@ -502,6 +555,15 @@ def send(pid, sig, group=False):
         (os.killpg if group else os.kill)(pid, sig)
         return True
     except ProcessLookupError:
+        return False
+
+
+def alive(pid):
+    """True while the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
         return False
 
 

@@ -15,7 +15,9 @@ The records (times on CLOCK_MONOTONIC in ns, one clock for every process of the 
   [t0, t1] and answer (OK, STALE, ? when cut short), the signal that ended it early.
 - fence: the store's decisions in the order it took them: run, key, epoch, index, ok, t.
 - events: the driver's pauses ({"kind": "pause", "run", "t0", "t1"}: the hold of that run
-  and its conclave lock were stopped from t0 to t1) and server restarts ({"kind":
+  and its conclave lock were stopped from t0 to t1), hangs ({"kind": "hang", "run", "t0",
+  "t1"}: the hold's command alone was stopped at t0 and its session destroyed; it was gone,
+  killed by conclave lock, at t1: the hold lasts until then) and server restarts ({"kind":
   "restart", "t0", "t1", "loses_state"}: down at t0, up again at t1; a dev agent comes back
   empty).
 - leaks: sessions and keys of the run found on the server when they should be gone.
@@ -120,6 +122,7 @@ def check_runs(runs, holds, decisions, report):
         gave_up = next((m for m in NOT_ACQUIRED if m in r.get("stderr", "")), None)
         held = r["run"] in holds or r["run"] in written or "Lock acquired (" in r.get("stderr", "")
         report.counts["runs"] += 1
+        report.counts[f"exit_{r['status']}"] += 1
         if gave_up:
             report.counts["runs_not_acquired"] += 1
             if held:
@@ -141,30 +144,34 @@ def check_runs(runs, holds, decisions, report):
 
 
 def explain_overlap(a, b, pauses, restarts):
-    """Why holds a and b (a started first) may overlap: 'pause', 'restart' or None."""
+    """Why holds a and b (a started first) may overlap: ('pause', the paused hold),
+    ('restart', None) or (None, None)."""
     for h in (a, b):
         for p in pauses.get(h["run"], ()):
             if p["t0"] < h["end"] and p["t1"] > h["start"] and p["t0"] <= b["start"]:
-                return "pause"
+                return "pause", h["run"]
     for r in restarts:
         if r.get("loses_state") and a["start"] < r["t0"] < b["start"]:
-            return "restart"
-    return None
+            return "restart", None
+    return None, None
 
 
 def check_overlaps(by_key, pauses, restarts, report):
+    overtaken = set()  # paused holds whose lock another hold took meanwhile
     for key, hs in by_key.items():
         active = []
         for b in sorted(hs, key=lambda h: h["start"]):
             active = [a for a in active if a["end"] > b["start"]]
             for a in active:
-                why = explain_overlap(a, b, pauses, restarts)
+                why, paused = explain_overlap(a, b, pauses, restarts)
+                overtaken.add(paused)
                 report.counts[f"overlaps_{why or 'unexplained'}"] += 1
                 if why is None:
                     report.violations.append(
                         f"overlap: {a['run']} [{a['start']}, {a['end']}] token {a['token']} and "
                         f"{b['run']} [{b['start']}, {b['end']}] token {b['token']}")
             active.append(b)
+    report.counts["paused_overtaken"] = len(overtaken - {None})
 
 
 def check_store_log(decisions, report):
@@ -250,6 +257,11 @@ def check(history):
         if e["kind"] == "pause":
             pauses[e["run"]].append(e)
     restarts = [e for e in events if e["kind"] == "restart"]
+    for e in events:
+        if e["kind"] == "hang" and e["run"] in holds:  # alive, holding its token, until t1
+            h = holds[e["run"]]
+            h["end"] = max(h["end"], e["t1"])
+            report.counts["hangs"] += 1
     report.counts["pauses"] = sum(len(p) for p in pauses.values())
     report.counts["restarts"] = len(restarts)
 

@@ -104,6 +104,17 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(r.counts["stale_pause"], 1)
         self.assertEqual(r.handoffs, 1)  # a was signalled: not a completed hold
 
+    def test_hung_command_lasts_until_it_is_gone(self):
+        # a's command hung at 1.5 (session destroyed); conclave lock killed it at 6.5.
+        def history(b_start):
+            h = History().hold("a", 10, 1, 2, [1.1], status=3)
+            h.decide()
+            h.holds.pop()  # killed: no end line
+            h.events.append({"kind": "hang", "run": "a", "t0": 1.5 * S, "t1": 6.5 * S})
+            return h.hold("b", 20, b_start, b_start + 1, [b_start + 0.1]).check()
+        self.assertClean(history(16))
+        self.assertViolation(history(6), "overlap:")
+
     def test_overlap_without_pause_is_a_violation(self):
         h = History().hold("a", 10, 1, 3, [1.1]).hold("b", 20, 2, 4, [2.1])
         self.assertViolation(h.check(), "overlap:")

@@ -2,7 +2,7 @@
 """The fenced store the holders write to: a unix-socket server with a line protocol, run in
 the driver's event loop.
 
-    BEGIN <run> <pgid>              -> OK      a hold starts (the driver may pause it)
+    BEGIN <run> <pgid> <token>      -> OK      a hold starts (the driver may pause it)
     WRITE <epoch> <token> <run>     -> OK | STALE
     END <run>                       -> OK      (closing the connection also ends the hold)
 
@@ -33,6 +33,7 @@ class FenceStore:
         self.path = path
         self.highest = {}        # key -> (epoch, index) of the highest accepted write
         self.active = {}         # run -> pgid of the holds in progress
+        self.tokens = {}         # run -> token of the holds in progress
         self.accepted = 0
         self.stale = 0
         self.completed = 0       # holds that wrote and said END
@@ -68,11 +69,13 @@ class FenceStore:
                 if words[0] == "BEGIN":
                     run = words[1]
                     self.active[run] = int(words[2])
+                    self.tokens[run] = words[3] if len(words) > 3 else ""
                     answer = "OK"
                 elif words[0] == "WRITE":
                     answer = "OK" if self.decide(int(words[1]), words[2], words[3]) else "STALE"
                 elif words[0] == "END":
                     self.active.pop(words[1], None)
+                    self.tokens.pop(words[1], None)
                     self.completed += 1
                     answer = "OK"
                 else:
@@ -84,4 +87,5 @@ class FenceStore:
         finally:
             if run is not None:
                 self.active.pop(run, None)
+                self.tokens.pop(run, None)
             writer.close()

@@ -127,7 +127,7 @@ def main():
 def hold(env, run, token, record, write):
     try:
         store = Store(env["CHAOS_STORE"])
-        store.call(f"BEGIN {run} {os.getpgid(0)}")
+        store.call(f"BEGIN {run} {os.getpgid(0)} {token}")
         record["epoch"] = epoch_of(token)
         for i in range(int(env.get("CHAOS_WRITES", "3"))):
             if i:

@@ -31,10 +31,14 @@ def die_with_parent():
 
 def http_get(address, path, timeout=2.0):
     """(status, decoded JSON or None), or None when the server does not answer."""
+    return http_call("GET", address, path, timeout)
+
+
+def http_call(method, address, path, timeout=2.0):
     host, port = address.rsplit(":", 1)
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
     try:
-        conn.request("GET", path)
+        conn.request(method, path)
         reply = conn.getresponse()
         body = reply.read()
         try:
