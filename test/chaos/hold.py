@@ -26,13 +26,16 @@ the agent (directly, not through the fault proxy) whether its session exists, be
 reads of CHAOS_EPOCH: when both reads agree and the session exists, the token is of that
 epoch; otherwise -1, which the store ranks below every known epoch.
 """
-import ctypes
-import json
-import os
-import random
 import signal
-import socket
-import time
+
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # until main(): die quietly, no traceback
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
 
 
 class Interrupted(Exception):
