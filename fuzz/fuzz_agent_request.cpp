@@ -3,7 +3,8 @@
 // The dev agent listens on a port that any local program (or, bound elsewhere than
 // loopback, any host) can write to: no request may crash it, hang it or leak.
 //
-// Input: the bytes a client writes on one connection: one or more requests, read as
+// Input: byte 0 is the size of each read (0: 4 KiB), as a socket delivers the stream in
+// pieces; the rest is what a client writes on one connection: one or more requests, read as
 // http_server.cpp's serve() reads them (a Beast request_parser<string_body> with its header
 // and body limits, then the body the same way), turned into an http_request as its
 // make_request() does (both in an unnamed namespace there, so repeated here), and
@@ -62,13 +63,14 @@ const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;
     std::abort();
 }
 
-// The connection's bytes, read 4 KiB at a time (a socket's reads).
+// The connection's bytes, handed out `step` at a time (a socket's reads).
 struct byte_stream {
     const std::uint8_t* data;
     std::size_t size;
+    std::size_t step;
 
     void read(beast::flat_buffer& buffer) {
-        const std::size_t n = std::min<std::size_t>(size, 4096);
+        const std::size_t n = std::min<std::size_t>(size, step == 0 ? 4096 : step);
         auto space = buffer.prepare(n);
         std::memcpy(space.data(), data, n);
         buffer.commit(n);
@@ -300,7 +302,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static harness h;
     if (h.inputs++ % reset_every == 0)
         h.reset();
-    byte_stream in{data, size};
+    if (size < 1)
+        return 0;
+    byte_stream in{data + 1, size - 1, data[0]};
     beast::flat_buffer buffer;
     for (int i = 0; i < max_requests && h.serve_one(buffer, in); ++i) {
     }

@@ -13,7 +13,7 @@ Raft indexes). Each scenario gives:
                         preceded by the selector byte of the request they answer and a
                         read size;
   fuzz_agent_request    the scenario's requests on one connection (up to 8), as Go's HTTP
-                        client writes them; session IDs are left as {s1}..{s9} and blocking
+                        client writes them, preceded by a read size; session IDs are left as {s1}..{s9} and blocking
                         indexes as {ix}, which the harness fills in (fuzz_agent_request.cpp).
 
 A few hand-written seeds cover what the transcripts do not (the agent's self answer, a
@@ -165,14 +165,17 @@ def write(target, name, data):
 
 def from_golden(golden_dir):
     client_seen = set()
+    agent_seeds = 0
     for f in sorted(pathlib.Path(golden_dir).glob("*.json")):
         scenario = json.loads(f.read_text())
         steps = [s for s in scenario["steps"] if "method" in s.get("do", {}) and
                  isinstance(s.get("expect"), dict) and "status" in s["expect"]]
         # The agent: the scenario's requests on one connection.
         requests = b"".join(request_bytes(s["do"]) for s in steps[:8])
-        if requests and len(requests) <= 16384:
-            write("fuzz_agent_request", scenario["name"], requests)
+        if requests and len(requests) < 16384:
+            agent_seeds += 1
+            read_size = bytes([READ_SIZES[agent_seeds % len(READ_SIZES)]])
+            write("fuzz_agent_request", scenario["name"], read_size + requests)
         # The client: each kind of answer once per scenario.
         for n, s in enumerate(steps):
             kind = reply_kind(s["do"]["method"], s["do"]["path"])
@@ -264,7 +267,8 @@ def hand_written():
         if name == "catalog":  # Content-Length of the JSON body, counted here
             body = data.split(b"\r\n\r\n", 1)[1].split(b"GET ", 1)[0]
             data = data.replace(b"Content-Length: 89", b"Content-Length: %d" % len(body))
-        write("fuzz_agent_request", "hand-" + name, data)
+        read_size = bytes([1 if name == "chunked_put" else 0])  # byte by byte, or 4 KiB
+        write("fuzz_agent_request", "hand-" + name, read_size + data)
 
     durations = ["10s", "1h2m3.5s", "-1.5h", "300ms", "1us", "1\u00b5s", "1\u03bcs", "0", "",
                  "+5m", "-0", "2562047h47m16.854775807s", "-2562047h47m16.854775808s",
