@@ -384,7 +384,7 @@ TEST_CASE("after refusing an unread body of any announced size, the agent drains
     }(f));
 }
 
-TEST_CASE("only one Transfer-Encoding field, exactly chunked, is read; the rest get Go's 501",
+TEST_CASE("only one Transfer-Encoding field, exactly chunked, is read, the rest get Go's 501",
           "[agent][limits]") {
     // Go 1.14 (Consul 1.8) takes one Transfer-Encoding field whose value is "chunked" (any
     // case, spaces around), and answers anything else 501 (each observed on Consul 1.8).
