@@ -106,6 +106,16 @@ std::string large_head(std::string_view target, std::size_t size, std::string_vi
     return head + "\r\n";
 }
 
+/// Whether this process's RSS measures what the agent holds. Under AddressSanitizer it does
+/// not: freed blocks wait in its quarantine (up to 256 MB) and every block has red zones, so
+/// the memory bounds are checked in the builds without it (the default preset); the
+/// sanitizers still check these tests' paths for memory errors.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool rss_is_meaningful = false;
+#else
+constexpr bool rss_is_meaningful = true;
+#endif
+
 /// "VmRSS" or "VmHWM" of this process, in bytes.
 std::size_t memory_status(std::string_view field) {
     std::ifstream in("/proc/self/status");
@@ -760,7 +770,8 @@ TEST_CASE("parked blocking queries keep nothing of their large heads and bodies"
             const double grown = double(after > before ? after - before : 0) / MiB;
             INFO("RSS grew by " << grown << " MiB for " << count
                                 << " parked queries, 900 KB heads and bodies");
-            CHECK(grown < 16);
+            if (rss_is_meaningful)
+                CHECK(grown < 16);
         }(f),
         60s);
 }
@@ -814,7 +825,8 @@ TEST_CASE("a flood of large request heads stays within request_memory_limit",
             INFO("peak RSS grew by " << grown << " MiB; " << f.agent.stats().requests_rejected
                                      << " of " << count << " heads refused");
             // The budget, the 64 KiB each connection may hold beyond it, and slack.
-            CHECK(grown < 16 + 4 + 16);
+            if (rss_is_meaningful)
+                CHECK(grown < 16 + 4 + 16);
             CHECK(f.agent.stats().internal_errors == 0);
             co_await until([&] { return *sent == count; });
         }(f),
@@ -859,7 +871,8 @@ TEST_CASE("parked blocking queries with large targets stay within request_memory
             INFO("RSS grew by " << grown << " MiB; " << stats.blocking_queries_waiting
                                 << " parked, " << stats.requests_rejected << " refused");
             // The budget, the 64 KiB each connection may hold beyond it, and slack.
-            CHECK(grown < 16 + 4 + 16);
+            if (rss_is_meaningful)
+                CHECK(grown < 16 + 4 + 16);
             CHECK(stats.blocking_queries_waiting > 0);
             CHECK(stats.requests_rejected > 0);
             CHECK(stats.internal_errors == 0);
