@@ -31,7 +31,8 @@ Violations (each must be 0):
 - fencing: the store accepted a write below the highest it had accepted for that key (its
   own log), or a hold got OK after another hold had got OK with a higher token (the holds'
   records, an independent view of the same thing). Stale writes refused are the fence
-  working: they are counted, by what explains them.
+  working: they are counted, by what explains them (stale_pause: a paused hold, refused by
+  its index; stale_restart, stale_unknown_epoch: around dev agent restarts).
 - grant order: a hold that started after another hold of the key had ended has a token not
   above it (same epoch): later grants must have larger modify indexes.
 - cancelled: a run that reported it gave up acquiring (timeout, interruption, failure) but
@@ -227,17 +228,20 @@ def check_grant_order(by_key, report):
 
 
 def classify_stale(decisions, holds, pauses, restarts, report):
-    """What explains each refused write: the hold was paused, or its epoch was unknown or
-    superseded by a restart, or it was signalled (its lock lost otherwise)."""
+    """What explains each refused write: the hold was paused (a newer grant of the same
+    epoch had written), a dev agent restart (a newer epoch had written), the hold could not
+    tell its epoch (-1: around a restart), or it was signalled (its lock lost otherwise)."""
     lost_state = [r for r in restarts if r.get("loses_state")]
     for d in decisions:
         if d["ok"]:
             continue
         h = holds.get(d["run"])
-        if d["run"] in pauses:
-            why = "pause"
-        elif d["epoch"] < 0 or (h and any(h["start"] < r["t0"] < d["t"] for r in lost_state)):
+        if d["epoch"] < 0:
+            why = "unknown_epoch"
+        elif h and any(h["start"] < r["t0"] < d["t"] for r in lost_state):
             why = "restart"
+        elif d["run"] in pauses:
+            why = "pause"
         elif h and h.get("signal"):
             why = "signalled"
         else:

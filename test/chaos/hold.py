@@ -129,9 +129,11 @@ def main():
 
 def hold(env, run, token, record, write):
     try:
+        # The epoch first: the driver may pause the hold once it has said BEGIN, and a
+        # session looked up after a long pause would be gone (epoch unknown).
+        record["epoch"] = epoch_of(token)
         store = Store(env["CHAOS_STORE"])
         store.call(f"BEGIN {run} {os.getpgid(0)} {token}")
-        record["epoch"] = epoch_of(token)
         for i in range(int(env.get("CHAOS_WRITES", "3"))):
             if i:
                 time.sleep(random.uniform(0.005, 0.03))
