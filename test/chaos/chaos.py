@@ -74,15 +74,15 @@ LOCK_DELAY = 15   # s, its sessions' lock-delay
 # "brief" pauses a holder of any lock for 1-8 s; "hang" stops a holder's command alone and
 # destroys its session (see hang()); "restart [leader|follower]" restarts the dev
 # agent, or kills a cluster server for 8-10 s (the leader and a follower in turn when not
-# said); "kill leader|follower" is the same, but on a cluster only. A cluster
-# server coming back may start an election, and a new leader restarts every session's TTL:
-# no kill within 40 s after a long pause starts, so that the paused session does expire.
-SHORT_PLAN = [(2, "pause 0"), (15, "brief"), (30, "brief"), (40, "kill follower"),
-              (55, "pause 1"), (70, "brief"), (76, "hang"), (88, "brief"),
-              (100, "restart leader")]
+# said); "kill leader|follower" is the same, but on a cluster only. No restart or kill
+# while a long pause waits for its session to expire and its lock to be taken (60 s): a
+# restarted dev agent forgets the session (the pause would prove nothing), and a cluster
+# server coming back may start an election, whose new leader restarts every session's TTL.
+SHORT_PLAN = [(2, "pause 0"), (12, "pause 1"), (45, "kill follower"), (50, "brief"),
+              (65, "brief"), (76, "hang"), (85, "brief"), (95, "restart leader")]
 SHORT_SECONDS = 120
-LONG_PLAN = [(2, "pause"), (10, "brief"), (40, "brief"), (50, "restart"), (70, "brief"),
-             (85, "hang"), (100, "brief"), (130, "brief")]
+LONG_PLAN = [(2, "pause"), (10, "brief"), (40, "brief"), (70, "brief"), (80, "restart"),
+             (100, "hang"), (115, "brief"), (135, "brief")]
 LONG_CYCLE = 150
 LONG_PAUSE = 60
 
@@ -238,11 +238,13 @@ class Driver:
                 await asyncio.sleep(self.rng.uniform(0.1, 0.5))  # no server: do not spin
 
     def interrupt(self, run):
-        """SIGINT to a run that is still waiting for the lock (cancellation)."""
+        """SIGINT to a run that is still waiting for the lock (cancellation). With os.kill:
+        asyncio's send_signal() polls the process first, and reaping it there takes its
+        exit status from asyncio's child watcher (which then reports 255)."""
         if run in self.live and run not in self.store.active:
             proc = self.live[run][0]
             if proc.returncode is None:
-                proc.send_signal(signal.SIGINT)
+                send(proc.pid, signal.SIGINT)
 
     # --- chaos -------------------------------------------------------------------------
 
