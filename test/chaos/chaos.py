@@ -157,7 +157,8 @@ class Driver:
             for p in self.proxies:
                 p.upstream = tuple_address(self.server.http_address(0))
             self.say(f"dev agent restarted, empty, at {self.server.http_address(0)}")
-            self.event({"kind": "restart", "t0": t0, "t1": now(), "loses_state": True})
+            self.event({"kind": "restart", "t0": t0, "t1": now(), "loses_state": True,
+                        "epoch": self.epoch})
         else:
             leader = await asyncio.to_thread(self.server.leader)
             if which == "leader" and leader is not None:

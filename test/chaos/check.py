@@ -18,16 +18,18 @@ The records (times on CLOCK_MONOTONIC in ns, one clock for every process of the 
   and its conclave lock were stopped from t0 to t1), hangs ({"kind": "hang", "run", "t0",
   "t1"}: the hold's command alone was stopped at t0 and its session destroyed; it was gone,
   killed by conclave lock, at t1: the hold lasts until then) and server restarts ({"kind":
-  "restart", "t0", "t1", "loses_state"}: down at t0, up again at t1; a dev agent comes back
-  empty).
+  "restart", "t0", "t1", "loses_state", "epoch"}: down at t0, up again at t1; a dev agent
+  comes back empty, its life numbered `epoch`).
 - leaks: sessions and keys of the run found on the server when they should be gone.
 
 Violations (each must be 0):
 
 - overlap: two holds of one key whose intervals overlap, unless explained: one of them was
   paused since before the overlap began (its session expired while it was stopped; it
-  learns that on resuming), or a dev agent restart between their starts forgot the older
-  one's lock (different epochs).
+  learns that on resuming), or their grants came from different lives of a dev agent (a
+  restart forgot the first lock): one hold's epoch is that of an agent started after the
+  other's grant, which came from the agent killed (it started before the kill, or could
+  not find its session afterwards).
 - fencing: the store accepted a write below the highest it had accepted for that key (its
   own log), or a hold got OK after another hold had got OK with a higher token (the holds'
   records, an independent view of the same thing). Stale writes refused are the fence
@@ -144,6 +146,23 @@ def check_runs(runs, holds, decisions, report):
             report.problems.append(f"{run}: hold has no end record, yet its run exited 0")
 
 
+def may_predate(h, r):
+    """Hold h's grant may come from the agent that restart r killed: h started before the
+    kill, or it could not confirm its session (epoch -1) in a look taken after the kill
+    (hold.py looks before its first write). A grant from the new agent is always
+    confirmed: the driver names the new agent (epoch file) before the contenders can reach
+    it."""
+    if h["start"] < r["t0"]:
+        return True
+    first = min((w["t0"] for w in h["writes"]), default=h["end"])
+    return h["rank"][0] < 0 and r["t0"] < first
+
+
+def follows(h, r):
+    """Hold h's grant certainly comes from the agent restart r started, or a later one."""
+    return h["rank"][0] >= r["epoch"]
+
+
 def explain_overlap(a, b, pauses, restarts):
     """Why holds a and b (a started first) may overlap: ('pause', the paused hold),
     ('restart', None) or (None, None)."""
@@ -152,7 +171,8 @@ def explain_overlap(a, b, pauses, restarts):
             if p["t0"] < h["end"] and p["t1"] > h["start"] and p["t0"] <= b["start"]:
                 return "pause", h["run"]
     for r in restarts:
-        if r.get("loses_state") and a["start"] < r["t0"] < b["start"]:
+        if r.get("loses_state") and ((may_predate(a, r) and follows(b, r)) or
+                                     (may_predate(b, r) and follows(a, r))):
             return "restart", None
     return None, None
 

@@ -63,9 +63,9 @@ class History:
         self.events.append({"kind": "pause", "run": run, "t0": t0 * S, "t1": t1 * S})
         return self
 
-    def restart(self, t0, t1, loses_state=True):
+    def restart(self, t0, t1, loses_state=True, epoch=1):
         self.events.append({"kind": "restart", "t0": t0 * S, "t1": t1 * S,
-                            "loses_state": loses_state})
+                            "loses_state": loses_state, "epoch": epoch})
         return self
 
     def check(self, min_handoffs=1):
@@ -132,6 +132,19 @@ class CheckTest(unittest.TestCase):
         r = h.check()
         self.assertClean(r)
         self.assertEqual(r.counts["overlaps_restart"], 1)
+        # A grant of the old agent whose command started after the kill (it could not find
+        # its session: epoch -1) overlaps a grant of the new one.
+        h = History().hold("a", 900, 5.2, 7, [5.3, 6.9], epoch=-1)
+        h.hold("b", 3, 6, 8, [6.1], epoch=1).restart(5, 5.5)
+        self.assertClean(h.check())
+        # Both grants of the old agent: the restart explains nothing.
+        h = History().hold("a", 900, 1, 7, [1.1, 6.9], epoch=0)
+        h.hold("b", 901, 5.2, 8, [5.3], epoch=-1).restart(5, 5.5)
+        self.assertViolation(h.check(), "overlap:")
+        # Both of the new agent.
+        h = History().hold("a", 3, 6, 7, [6.1], epoch=1)
+        h.hold("b", 5, 6.5, 8, [6.6], epoch=1).restart(5, 5.5)
+        self.assertViolation(h.check(), "overlap:")
         # A cluster restart keeps the state: no excuse.
         h = History().hold("a", 10, 1, 7, [1.1]).hold("b", 20, 6, 8, [6.1])
         h.restart(5, 5.5, loses_state=False)
