@@ -64,10 +64,16 @@ for target in "${targets[@]}"; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "${out}/log" | tail -n 1)
     crashes=$(find "${out}" -maxdepth 1 -type f \
         \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+    note=""
     if [ "${rc}" -ne 0 ] && [ "${crashes}" -eq 0 ]; then
-        crashes=1 # died without writing its input (e.g. killed)
+        if grep -q 'libFuzzer: run interrupted' "${out}/log"; then
+            note=" (interrupted by SIGINT or SIGTERM: the run is incomplete)"
+            status=1
+        else
+            crashes=1 # died without writing its input (e.g. killed)
+        fi
     fi
-    echo "fuzz: ${target} runs=${runs:-0} crashes=${crashes}"
+    echo "fuzz: ${target} runs=${runs:-0} crashes=${crashes}${note}"
     if [ "${crashes}" -ne 0 ]; then
         status=1
         grep -E -m 1 -A 12 '^==[0-9]+==|^SUMMARY|deadly signal|Boost assertion' "${out}/log" || true
