@@ -8,10 +8,12 @@
 // http_server.cpp's serve() reads them (a Beast request_parser<string_body> with its header
 // and body limits, then the body the same way), turned into an http_request as its
 // make_request() does (both in an unnamed namespace there, so repeated here), and
-// answered by dispatch_now(), or dispatch_wait() for blocking reads: those run on an
-// io_context that is polled, never run, and a query still waiting when nothing more is
-// ready is ended as when its client goes away (the disconnect probe). The answer's head
-// is then written by append_response_head().
+// answered by dispatch_now(), or dispatch_wait() for blocking reads, which run on an
+// io_context that is polled, never run. A blocking read that waits leaves its connection
+// waiting, and the rest of the input is read as another client's connection: its writes
+// may wake the read. Reads still waiting when the input ends are ended as when their
+// client goes away (the disconnect probe); each must then answer. Answers' heads are
+// written by append_response_head().
 //
 // One agent (with the test controls on) is kept across inputs, so that keys, sessions,
 // locks and tombstones build up; it is replaced every `reset_every` inputs to bound its
@@ -38,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 namespace {
 
@@ -204,28 +207,59 @@ struct harness {
         return s;
     }
 
-    http_response answer(const http_request& req) {
-        if (auto now = dispatch_now(*agent, req))
-            return std::move(*now);
+    // A blocking read that waits: its request, its answer when it comes, and its probe.
+    struct waiting {
+        http_request req;
         probe p;
         std::optional<http_response> out;
-        asio::co_spawn(agent->ex, dispatch_wait(agent, req, &p),
-                       [&](std::exception_ptr e, http_response r) {
-                           if (e)
-                               std::rethrow_exception(e); // a finding: let it escape
-                           out = std::move(r);
-                       });
+    };
+    std::vector<std::unique_ptr<waiting>> waits;
+
+    void poll() {
         io.restart();
         io.poll();
-        if (!out && p.on_gone) {
-            auto gone = std::move(p.on_gone);
+    }
+
+    // The answer, or nothing when the request is a blocking read left waiting.
+    std::optional<http_response> answer(const http_request& req) {
+        if (auto now = dispatch_now(*agent, req))
+            return now;
+        auto& w = *waits.emplace_back(std::make_unique<waiting>());
+        w.req = req;
+        asio::co_spawn(agent->ex, dispatch_wait(agent, w.req, &w.p),
+                       [&w](std::exception_ptr e, http_response r) {
+                           if (e)
+                               std::rethrow_exception(e); // a finding: let it escape
+                           w.out = std::move(r);
+                       });
+        poll();
+        if (!w.out)
+            return std::nullopt;
+        auto out = std::move(w.out);
+        waits.pop_back();
+        return out;
+    }
+
+    // The input is over: the clients of the reads still waiting go away.
+    void end_waits() {
+        poll(); // (those woken by the last request)
+        for (auto& w : waits) {
+            if (w->out)
+                continue;
+            if (!w->p.on_gone)
+                fail("a blocking query waits without watching its client");
+            auto gone = std::move(w->p.on_gone);
             gone();
-            io.restart();
-            io.poll();
+            poll();
         }
-        if (!out)
-            fail("a blocking query did not end when its client went away");
-        return std::move(*out);
+        for (auto& w : waits) {
+            if (!w->out)
+                fail("a blocking query did not end when its client went away");
+            if (verbose)
+                std::fprintf(stderr, "(waited) %s %s?%s -> %u\n", w->req.method.c_str(),
+                             w->req.path.c_str(), w->req.raw_query.c_str(), w->out->status);
+        }
+        waits.clear();
     }
 
     void remember_session(const http_request& req, const http_response& resp) {
@@ -264,9 +298,11 @@ struct harness {
         const std::int64_t limit = early_limit(*agent, req);
         if (req.content_length > limit) {
             req.body_unread = true;
-            const http_response resp = answer(req);
-            std::string out_head;
-            append_response_head(out_head, resp, false, false, "Thu, 01 Jan 2026 00:00:00 GMT");
+            if (const auto resp = answer(req)) {
+                std::string out_head;
+                append_response_head(out_head, *resp, false, false,
+                                     "Thu, 01 Jan 2026 00:00:00 GMT");
+            }
             return false; // answered, then closed
         }
         if (!parser.is_done()) {
@@ -279,7 +315,10 @@ struct harness {
         if (req.content_length >= 0)
             req.content_length = std::int64_t(req.body.size());
 
-        http_response resp = answer(req);
+        auto answered = answer(req);
+        if (!answered)
+            return true; // it waits: what follows comes from another client
+        http_response& resp = *answered;
         if (verbose)
             std::fprintf(stderr, "%s %s?%s -> %u %.200s\n", req.method.c_str(), req.path.c_str(),
                          req.raw_query.c_str(), resp.status, resp.body.c_str());
@@ -308,5 +347,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     beast::flat_buffer buffer;
     for (int i = 0; i < max_requests && h.serve_one(buffer, in); ++i) {
     }
+    h.end_waits();
     return 0;
 }

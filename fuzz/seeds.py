@@ -256,6 +256,14 @@ def hand_written():
                    '{"Node":"fz-n","Address":"127.0.0.2","Checks":[{"CheckID":"c","Status":"passing"}]}\n'
                    f"GET /v1/catalog/nodes HTTP/1.1\r\n{h}\r\nGET /v1/health/node/fz-n HTTP/1.1\r\n{h}\r\n"
                    f"GET /v1/catalog/node/fz-n HTTP/1.1\r\n{h}\r\n",
+        "blocking_woken": f"PUT /v1/session/create HTTP/1.1\r\n{h}Content-Length: 0\r\n\r\n"
+                          f"PUT /v1/kv/{PREFIX}w HTTP/1.1\r\n{h}Content-Length: 1\r\n\r\nv"
+                          f"GET /v1/kv/{PREFIX}w?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n"
+                          f"GET /v1/session/info/{{s1}}?index={{ix}} HTTP/1.1\r\n{h}\r\n"
+                          f"GET /v1/kv/{PREFIX}?recurse&index={{ix}} HTTP/1.1\r\n{h}\r\n"
+                          f"PUT /v1/kv/{PREFIX}w?acquire={{s1}} HTTP/1.1\r\n{h}"
+                          "Content-Length: 1\r\n\r\nw"
+                          f"PUT /v1/session/destroy/{{s1}} HTTP/1.1\r\n{h}Content-Length: 0\r\n\r\n",
         "blocking_session": f"PUT /v1/session/create HTTP/1.1\r\n{h}Content-Length: 33\r\n\r\n"
                             '{"TTL":"15s","Behavior":"delete"}'
                             f"GET /v1/session/info/{{s1}}?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n"
