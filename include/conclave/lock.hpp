@@ -23,8 +23,17 @@ struct lease_factory;
 /// Identifies one grant of a lock. Grants of the same key are ordered by `modify_index`
 /// (the Raft index of the acquiring write): a later grant always has a larger one, so a
 /// store that remembers the largest token it has seen can refuse writes from a holder that
-/// lost the lock (the fencing pattern).
+/// lost the lock (the fencing pattern). Not an aggregate (see conclave/consul/request.hpp):
+/// a `fencing_token{}` argument in a co_await expression is then safe with g++ 12.
 struct CONCLAVE_DECL fencing_token {
+    fencing_token() = default;
+    fencing_token(std::string key_, std::string session_, std::uint64_t lock_index_,
+                  std::uint64_t modify_index_)
+        : key(std::move(key_))
+        , session(std::move(session_))
+        , lock_index(lock_index_)
+        , modify_index(modify_index_) {}
+
     std::string key;
     std::string session;
     std::uint64_t lock_index = 0;   ///< Consul's LockIndex after the acquire
