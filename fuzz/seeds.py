@@ -12,9 +12,12 @@ Raft indexes). Each scenario gives:
                         indented as a dev-mode Consul writes it or compact; some chunked),
                         preceded by the selector byte of the request they answer and a
                         read size;
-  fuzz_agent_request    the scenario's requests on one connection (up to 8), as Go's HTTP
-                        client writes them, preceded by a read size; session IDs are left as {s1}..{s9} and blocking
-                        indexes as {ix}, which the harness fills in (fuzz_agent_request.cpp).
+  fuzz_agent_request    the scenario's requests (up to 8), as Go's HTTP client writes them,
+                        preceded by a write size; a blocking read (a GET with an index) ends
+                        its connection: what follows is written on another one (CONNECTION,
+                        the harness's separator), which may wake it. Session IDs are left as
+                        {s1}..{s9} and blocking indexes as {ix}, which the harness fills in
+                        (fuzz_agent_request.cpp).
 
 A few hand-written seeds cover what the transcripts do not (the agent's self answer, a
 semaphore record, chunked requests, the CLI's flags and durations). The output is
@@ -34,6 +37,8 @@ PREFIX = "fz/"
 SESSIONS = {f"s{i}": f"{i:08x}-5c1d-4e9a-8b1f-3d2c6a7e9f0{i % 10}" for i in range(11)}
 UUID_OTHER = "c3f9a38c-1e2d-4b5a-9e0f-2a7b6c8d9e0f"
 DATE = "Thu, 01 Jan 2026 00:00:00 GMT"
+# fuzz_agent_request.cpp's separator: the bytes after it go on a new connection.
+CONNECTION = b"\n--next-connection--\n"
 
 # fuzz_client_response.cpp's reply_kind, in order.
 KV_GET, KV_LIST, KV_KEYS, KV_RAW, WRITE, SESSION_CREATE, SESSION_LIST, TXN, LEADER, \
@@ -157,6 +162,11 @@ def request_bytes(do, http10=False):
     return head.encode() + body
 
 
+def blocks(do):
+    """Whether a request is a blocking read, which may wait for a later request."""
+    return do["method"] == "GET" and re.search(r"[?&]index=", do["path"]) is not None
+
+
 def write(target, name, data):
     d = ROOT / target
     d.mkdir(parents=True, exist_ok=True)
@@ -170,8 +180,9 @@ def from_golden(golden_dir):
         scenario = json.loads(f.read_text())
         steps = [s for s in scenario["steps"] if "method" in s.get("do", {}) and
                  isinstance(s.get("expect"), dict) and "status" in s["expect"]]
-        # The agent: the scenario's requests on one connection.
-        requests = b"".join(request_bytes(s["do"]) for s in steps[:8])
+        # The agent: the scenario's requests, on one connection but for its blocking reads.
+        requests = b"".join(request_bytes(s["do"]) + (CONNECTION if blocks(s["do"]) else b"")
+                            for s in steps[:8]).removesuffix(CONNECTION)
         if requests and len(requests) < 16384:
             agent_seeds += 1
             read_size = bytes([READ_SIZES[agent_seeds % len(READ_SIZES)]])
@@ -234,6 +245,8 @@ def hand_written():
         write("fuzz_client_response", "hand-" + name, data)
 
     h = "Host: 127.0.0.1:8500\r\n"
+    sep = CONNECTION.decode()
+    big = "x" * 1100  # over the harness's max_header_bytes and kv_max_value_size (1 KiB)
     agent = {
         "chunked_put": f"PUT /v1/kv/{PREFIX}c HTTP/1.1\r\n{h}Transfer-Encoding: chunked\r\n\r\n"
                        "3\r\nabc\r\n0\r\n\r\n",
@@ -243,6 +256,25 @@ def hand_written():
         "options_head": f"OPTIONS /v1/kv/x HTTP/1.1\r\n{h}\r\nHEAD /v1/agent/self HTTP/1.1\r\n{h}\r\n",
         "redirects": f"GET /v1/kv HTTP/1.1\r\n{h}\r\nGET /v1/./session/../kv//a HTTP/1.1\r\n{h}\r\n"
                      f"GET / HTTP/1.1\r\n{h}\r\n",
+        "chunked_trailer": f"PUT /v1/kv/{PREFIX}t HTTP/1.1\r\n{h}Transfer-Encoding: chunked\r\n\r\n"
+                           "3;ext=1\r\nabc\r\n4 \r\ndefg\r\n0\r\nX-Trailer: 1\r\n \tfolded\r\n\r\n"
+                           f"GET /v1/kv/{PREFIX}t?raw HTTP/1.1\r\n{h}\r\n",
+        # What the server refuses, one connection each (a refusal closes it), then what a
+        # ninth connection gets (max_conns_per_client 8: the harness keeps them all open).
+        "refusals": f"PUT /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Transfer-Encoding: chunked\r\n\r\n"
+                    f"1\r\na\r\n0\r\nno colon\r\n\r\n{sep}"
+                    f"PUT /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Transfer-Encoding: chunked\r\n\r\n"
+                    f"zz\r\n{sep}"
+                    f"PUT /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Transfer-Encoding: gzip, chunked\r\n\r\n{sep}"
+                    f"GET /v1/kv/{PREFIX}r HTTP/1.1\r\n\r\n{sep}"
+                    f"GET /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Host: b\r\n\r\n{sep}"
+                    f"GET {PREFIX}r HTTP/1.1\r\n{h}\r\n{sep}"
+                    f"PUT /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Content-Length: 5\r\n\r\nab{sep}"
+                    f"GET /v1/status/leader HTTP/1.1\r\n{h}\r\n{sep}"
+                    f"GET /v1/status/leader HTTP/1.1\r\n{h}\r\n",
+        "header_too_large": f"GET /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}X-Big: {big}\r\n\r\n",
+        "chunked_too_large": f"PUT /v1/kv/{PREFIX}r HTTP/1.1\r\n{h}Transfer-Encoding: chunked\r\n\r\n"
+                             f"{len(big):x}\r\n{big}\r\n0\r\n\r\n",
         "expect_continue": f"PUT /v1/kv/{PREFIX}e HTTP/1.1\r\n{h}Expect: 100-continue\r\n"
                            "Content-Length: 5\r\n\r\nhello",
         "too_large_early": f"PUT /v1/kv/{PREFIX}big HTTP/1.1\r\n{h}Content-Length: 600000\r\n\r\n",
@@ -258,16 +290,16 @@ def hand_written():
                    f"GET /v1/catalog/node/fz-n HTTP/1.1\r\n{h}\r\n",
         "blocking_woken": f"PUT /v1/session/create HTTP/1.1\r\n{h}Content-Length: 0\r\n\r\n"
                           f"PUT /v1/kv/{PREFIX}w HTTP/1.1\r\n{h}Content-Length: 1\r\n\r\nv"
-                          f"GET /v1/kv/{PREFIX}w?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n"
-                          f"GET /v1/session/info/{{s1}}?index={{ix}} HTTP/1.1\r\n{h}\r\n"
-                          f"GET /v1/kv/{PREFIX}?recurse&index={{ix}} HTTP/1.1\r\n{h}\r\n"
+                          f"GET /v1/kv/{PREFIX}w?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n{sep}"
+                          f"GET /v1/session/info/{{s1}}?index={{ix}} HTTP/1.1\r\n{h}\r\n{sep}"
+                          f"GET /v1/kv/{PREFIX}?recurse&index={{ix}} HTTP/1.1\r\n{h}\r\n{sep}"
                           f"PUT /v1/kv/{PREFIX}w?acquire={{s1}} HTTP/1.1\r\n{h}"
                           "Content-Length: 1\r\n\r\nw"
                           f"PUT /v1/session/destroy/{{s1}} HTTP/1.1\r\n{h}Content-Length: 0\r\n\r\n",
         "blocking_session": f"PUT /v1/session/create HTTP/1.1\r\n{h}Content-Length: 33\r\n\r\n"
                             '{"TTL":"15s","Behavior":"delete"}'
-                            f"GET /v1/session/info/{{s1}}?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n"
-                            f"GET /v1/session/list?index={{ix}} HTTP/1.1\r\n{h}\r\n"
+                            f"GET /v1/session/info/{{s1}}?index={{ix}}&wait=1s HTTP/1.1\r\n{h}\r\n{sep}"
+                            f"GET /v1/session/list?index={{ix}} HTTP/1.1\r\n{h}\r\n{sep}"
                             f"PUT /v1/session/renew/{{s1}} HTTP/1.1\r\n{h}Content-Length: 0\r\n\r\n",
     }
     for name, text in agent.items():
@@ -275,7 +307,8 @@ def hand_written():
         if name == "catalog":  # Content-Length of the JSON body, counted here
             body = data.split(b"\r\n\r\n", 1)[1].split(b"GET ", 1)[0]
             data = data.replace(b"Content-Length: 89", b"Content-Length: %d" % len(body))
-        read_size = bytes([1 if name == "chunked_put" else 0])  # byte by byte, or 4 KiB
+        # Byte by byte, 7 bytes at a time, or 4 KiB.
+        read_size = bytes([{"chunked_put": 1, "chunked_trailer": 7}.get(name, 0)])
         write("fuzz_agent_request", "hand-" + name, read_size + data)
 
     durations = ["10s", "1h2m3.5s", "-1.5h", "300ms", "1us", "1\u00b5s", "1\u03bcs", "0", "",

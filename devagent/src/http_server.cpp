@@ -224,6 +224,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
     std::multimap<std::chrono::steady_clock::time_point, asio::ip::address> counted_until;
     std::uint16_t port = 0;
     bool stopped = false;
+    server_hooks hooks; ///< (the fuzzer's; unset otherwise)
     /// What connections hold of the requests they read beyond free_request_bytes each
     /// (agent_config::request_memory_limit; see memory_lease).
     std::size_t request_memory = 0;
@@ -1051,6 +1052,8 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
             }
             // The body goes to the handler; the buffer keeps only what follows (pipelined).
             trim_buffer(buffer);
+            if (self->hooks.on_request)
+                self->hooks.on_request(req);
             lease.keep(request_bytes(req), buffer.capacity()); // (less than it held)
             const bool head = req.method == "HEAD";
             const bool body_unread = req.body_unread;
@@ -1069,8 +1072,16 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
                 // keeps its path and query, counted, and gives its body back.
                 std::string().swap(req.body);
                 lease.keep(request_bytes(req), buffer.capacity());
-                resp = co_await dispatch_wait(owner, std::move(req), conn.get());
+                // (The fuzzer's on_answer sees the request after the wait: a copy waits. Not
+                // as one conditional expression: with g++ 12 that co_await argument crashed,
+                // free(): invalid pointer.)
+                if (self->hooks.on_answer)
+                    resp = co_await dispatch_wait(owner, http_request(req), conn.get());
+                else
+                    resp = co_await dispatch_wait(owner, std::move(req), conn.get());
             }
+            if (self->hooks.on_answer)
+                self->hooks.on_answer(req, resp);
             {
                 const http_request answered = std::move(req); // (freed here)
             }
@@ -1163,6 +1174,10 @@ void http_server::stop() {
 
 std::uint16_t http_server::port() const {
     return p_->port;
+}
+
+void http_server::set_hooks(server_hooks hooks) {
+    p_->hooks = std::move(hooks);
 }
 
 } // namespace conclave::dev::detail

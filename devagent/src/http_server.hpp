@@ -7,6 +7,7 @@
 #include "http_types.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -14,6 +15,15 @@
 namespace conclave::dev::detail {
 
 class agent_impl;
+
+/// A seam for fuzz/fuzz_agent_request.cpp only (the server's users have no use for it):
+/// on_request is given each request once it is read (head and body), before it is routed,
+/// and may change it (the fuzzer fills in session IDs and indexes it could not guess);
+/// on_answer sees each route's answer, before it is written. Unset, each costs a test.
+struct server_hooks {
+    std::function<void(http_request&)> on_request;
+    std::function<void(const http_request&, const http_response&)> on_answer;
+};
 
 class http_server {
 public:
@@ -27,6 +37,8 @@ public:
     /// Closes the listener and every open connection.
     void stop();
     std::uint16_t port() const;
+    /// From now on, for every connection (see server_hooks).
+    void set_hooks(server_hooks hooks);
 
 private:
     struct impl;
