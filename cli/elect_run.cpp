@@ -234,7 +234,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         bool wait_for_cancel = false;
         if (cfg.once)
             st.request_stop(leading ? programs::shell_status(status) : exit_code::lock_lost);
-        else
+        else if (!st.stop) // (not when a signal to conclave, forwarded, ended it)
             wait_for_cancel = after_exit(st, status, ran);
         if (st.stop || wait_for_cancel)
             co_await park(); // as above: released once, by the cancelled run
