@@ -64,6 +64,9 @@ programs::spawn_options child_options(const std::vector<std::string>& command, b
     o.extra_env = std::move(extra_env);
     o.stdin_null = !pass_stdin;
     o.own_process_group = !in_terminal_foreground();
+    // Nothing may run on when conclave is killed (SIGKILL, OOM killer): the lock or the
+    // leadership is then gone when the session ends, while the command would still act.
+    o.die_with_parent = true;
     return o;
 }
 

@@ -22,8 +22,9 @@ inline constexpr std::chrono::seconds kill_grace{5};
 std::vector<std::string> child_argv(const std::vector<std::string>& command, bool shell);
 
 /// How `lock` and `elect` start their child: `command` as child_argv makes it, `extra_env`
-/// added, stdin passed or /dev/null (as consul lock), and a process group of its own unless
-/// conclave runs in a terminal's foreground (below).
+/// added, stdin passed or /dev/null (as consul lock), a process group of its own unless
+/// conclave runs in a terminal's foreground (below), and killed (with its group) when
+/// conclave dies without stopping it (spawn_options::die_with_parent).
 programs::spawn_options child_options(const std::vector<std::string>& command, bool shell,
                                       bool pass_stdin, std::vector<std::string> extra_env);
 

@@ -9,6 +9,7 @@
 #include "http_flags.hpp"
 #include "key_path.hpp"
 #include "run.hpp"
+#include "session_ttl.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -29,7 +30,10 @@ constexpr const char* elect_usage = R"(Usage: conclave elect [options] <key> -- 
   leadership is lost, the command's process group gets SIGTERM (SIGKILL after 5s) and
   conclave campaigns again. When the command exits by itself, the term ends too: the key
   is released and conclave campaigns again, running the command anew when elected (at
-  most one start per second). With -once it exits after the first term instead.
+  most one start per second). After a failure (non-zero exit, killed by a signal) it
+  stays out of the race for 1s, doubled by each further failure in a row up to 60s, so
+  that another candidate can lead; -max-restarts bounds the failures in a row. With -once
+  it exits after the first term instead.
 
   The key holds -name while this process leads; `conclave elect -leader <key>` prints it
   (exit 0), or "no leader" on stderr (exit 1). The layout is Consul's api.Lock on <key>.
@@ -43,15 +47,21 @@ constexpr const char* elect_usage = R"(Usage: conclave elect [options] <key> -- 
   session or key is left behind.
 
 Exit status: 128+signal when interrupted (130, 143); 1 bad arguments, Consul unreachable,
-the key used by another recipe, the command not startable, or a failed cleanup. With
--once: the command's status (128+N if killed by signal N), or 3 if leadership was lost
-during the term.
+the key used by another recipe, the command not startable, or a failed cleanup; 4 the
+command failed more often in a row than -max-restarts allows. With -once: the command's
+status (128+N if killed by signal N), or 3 if leadership was lost during the term (also
+when the cleanup then failed).
 
 Options:
 
   -name=<string>           Value published in the key while leading.
                            Default "<hostname>:<pid>".
   -once                    Exit after the first term, with the command's status.
+  -max-restarts=<int>      After the command failed this many times in a row and once
+                           more, give up: exit 4. Default -1: no limit. A success, or a
+                           run of 60s or more, starts the count again.
+  -ttl=<duration>          Session TTL, 10s to 24h (default 15s): how long Consul keeps
+                           the leadership after conclave stops renewing it.
   -lock-delay=<duration>   Lock-delay of the session (default 15s): after a leader's
                            session is lost, nobody is elected for this long, while the
                            deposed leader stops its command. Keep it above 5s.
@@ -77,11 +87,14 @@ std::string default_value() {
 int elect_command(args a) {
     elect_settings cfg;
     std::chrono::nanoseconds lock_delay{15'000'000'000};
+    std::chrono::nanoseconds ttl{default_session_ttl};
     bool leader_only = false;
     http_flags http;
     flag_set flags;
     flags.add_string("name", &cfg.value);
     flags.add_bool("once", &cfg.once);
+    flags.add_int("max-restarts", &cfg.max_restarts);
+    flags.add_duration("ttl", &ttl);
     flags.add_duration("lock-delay", &lock_delay);
     flags.add_bool("shell", &cfg.shell);
     flags.add_bool("pass-stdin", &cfg.pass_stdin);
@@ -114,6 +127,10 @@ int elect_command(args a) {
         std::fputs("Lock delay must not be negative\n", stderr);
         return exit_code::error;
     }
+    if (const auto bad = check_session_ttl(ttl); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
+        return exit_code::error;
+    }
     cfg.key = clean_key_path(given_key);
     if (cfg.key.empty()) {
         std::fprintf(stderr, "Key '%s' names no key: give a path such as service/web/leader\n",
@@ -122,6 +139,7 @@ int elect_command(args a) {
     }
     cfg.command.assign(rest.begin(), rest.end());
     cfg.lock_delay = std::chrono::duration_cast<std::chrono::milliseconds>(lock_delay);
+    cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
     if (!flags.was_set("name"))
         cfg.value = default_value();
     {

@@ -2,9 +2,11 @@
 #include "child/exit_wait.hpp"
 #include "child/wait_status.hpp"
 #include "child_control.hpp"
+#include "codec/duration.hpp"
 #include "elect_run.hpp"
 #include "exit_codes.hpp"
 #include "failure.hpp"
+#include "restart_policy.hpp"
 #include "session_keeper.hpp"
 #include "startup_check.hpp"
 
@@ -34,12 +36,8 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-// The session of `consul lock` (TTL 15 s, bound to serfHealth, released keys on loss);
+// The session of `consul lock` (TTL -ttl, bound to serfHealth, released keys on loss);
 // the lock-delay is -lock-delay.
-constexpr std::chrono::milliseconds session_ttl{15000};
-// A command that keeps exiting at once must not restart (and re-campaign) in a tight loop:
-// starts of the child are at least this far apart.
-constexpr std::chrono::seconds min_start_interval{1};
 // Waits before retrying after a failure to create a session or to campaign: 1 s doubling.
 constexpr std::chrono::seconds max_retry_wait{16};
 
@@ -50,15 +48,19 @@ void say(const std::string& text) {
 struct elect_state {
     elect_state(const elect_settings& c, const asio::any_io_executor& ex)
         : cfg(c)
-        , stop_event(ex, clock::time_point::max()) {}
+        , stop_event(ex, clock::time_point::max())
+        , restarts(c.max_restarts) {}
 
     const elect_settings& cfg;
     int signal = 0;                           ///< the first SIGINT/SIGTERM received
     programs::child_process* child = nullptr; ///< while a child runs
     bool stop = false;                        ///< the run is over: signal, -once, fatal error
     int exit = exit_code::ok;                 ///< the status of the first stop request
-    asio::steady_timer stop_event; ///< cancelled on a stop request (a condition variable)
-    std::optional<clock::time_point> last_start;
+    asio::steady_timer stop_event; ///< cancelled on a stop or rest request (a condition variable)
+    restart_policy restarts;
+    /// Set by a term whose command ended by itself: step down (end the campaign, releasing
+    /// the key) and stay out of the race this long before campaigning again.
+    std::optional<clock::duration> rest;
 
     void request_stop(int code) {
         if (!stop) {
@@ -66,6 +68,16 @@ struct elect_state {
             exit = code;
         }
         stop_event.cancel();
+    }
+    void request_rest(clock::duration d) {
+        rest = d;
+        stop_event.cancel();
+    }
+    // A failed cleanup makes the exit status 1, except after a loss: exit 3 reports the
+    // loss, which matters more to a supervisor (the failure is on stderr).
+    void cleanup_failed() {
+        if (exit != exit_code::lock_lost)
+            exit = exit_code::error;
     }
 };
 
@@ -102,6 +114,53 @@ asio::awaitable<void> stopped(elect_state* st) {
     }
 }
 
+// As stopped(), and also once a term asked to step down (request_rest).
+asio::awaitable<void> stopped_or_resting(elect_state* st) {
+    for (;;) {
+        if (st->stop || st->rest)
+            co_return;
+        co_await st->stop_event.async_wait(tuple_awaitable);
+        const bool ended = co_await cancelled();
+        if (ended)
+            co_return;
+    }
+}
+
+// "exit status 1", "killed by signal 9 (Killed)", with how long the command ran.
+std::string describe_end(int status, clock::duration ran) {
+    return programs::describe_wait_status(status) + " after " +
+           codec::format_go_duration(std::chrono::duration_cast<std::chrono::milliseconds>(ran));
+}
+
+// The command ended the term by itself (without -once): decides, says and asks for what
+// comes next. Returns whether the term must park until the run cancels it (a rest or a
+// stop was requested); otherwise the elector releases the key and campaigns at once.
+bool after_exit(elect_state& st, int status, clock::duration ran) {
+    const auto d = st.restarts.after_exit(status, ran);
+    const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(d.delay);
+    const auto limit = st.restarts.max_restarts();
+    if (d.give_up) {
+        say("Child failed (" + describe_end(status, ran) + "), " + std::to_string(d.restart) +
+            " times in a row; giving up (-max-restarts=" + std::to_string(limit) + ")");
+        st.request_stop(exit_code::restarts_exhausted);
+        return true;
+    }
+    std::string text = d.failed ? "Child failed (" : "Child exited (";
+    text += describe_end(status, ran) + "); ";
+    if (delay.count() > 0)
+        text += "stepping down, campaigning again in " + codec::format_go_duration(delay);
+    else
+        text += "campaigning again";
+    if (d.failed)
+        text += " (restart " + std::to_string(d.restart) +
+                (limit >= 0 ? " of " + std::to_string(limit) : std::string()) + ")";
+    say(text);
+    if (delay.count() == 0)
+        return false;
+    st.request_rest(d.delay);
+    return true;
+}
+
 // The only waiter on the signal set: each SIGINT/SIGTERM goes to the running child (its
 // process group) at once, and ends the run.
 asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
@@ -129,11 +188,6 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
     if (cfg.verbose)
         say("Elected leader of '" + cfg.key + "' (" + token + ")");
 
-    if (st.last_start) {
-        const auto next = *st.last_start + min_start_interval;
-        if (next > clock::now())
-            co_await pause(next - clock::now());
-    }
     const bool deposed = co_await cancelled();
     if (deposed)
         co_return;
@@ -157,7 +211,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         co_await park(); // the run is cancelled: the key is then released once
         co_return;
     }
-    st.last_start = clock::now();
+    const auto started = clock::now();
     st.child = child.get();
     struct forget {
         elect_state& st;
@@ -170,15 +224,19 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
     if (!ec) {
         // The child ended by itself: so does the term.
         const int status = child->reap();
+        const auto ran = clock::now() - started;
         const bool leading = l.lease().held().has_value();
         if (!leading)
             say("Leadership lost while the child ran");
         else if (cfg.verbose)
             say("Child terminated (" + programs::describe_wait_status(status) +
                 "), ending the term");
+        bool wait_for_cancel = false;
         if (cfg.once)
             st.request_stop(leading ? programs::shell_status(status) : exit_code::lock_lost);
-        if (st.stop)
+        else if (!st.stop) // (not when a signal to conclave, forwarded, ended it)
+            wait_for_cancel = after_exit(st, status, ran);
+        if (st.stop || wait_for_cancel)
             co_await park(); // as above: released once, by the cancelled run
         co_return;
     }
@@ -206,7 +264,7 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
-                    .with_ttl(session_ttl)
+                    .with_ttl(cfg.ttl)
                     .with_lock_delay(cfg.lock_delay)
                     .with_behavior(session_behavior::release)
                     .with_node_checks(std::vector<std::string>{"serfHealth"});
@@ -234,10 +292,28 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
         if (cfg.verbose)
             say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
 
-        auto r = co_await (el.async_run(keeper.get(), task, with_text) || stopped(&st));
+        // Terms on this session, until it is lost or the run stops. A term that asks for a
+        // rest ends the campaign (the key is released as it ends), and the next starts after
+        // the rest: meanwhile another candidate can lead.
+        std::optional<failure> ended; // the campaign's own end
+        for (;;) {
+            auto r =
+                co_await (el.async_run(keeper.get(), task, with_text) || stopped_or_resting(&st));
+            if (r.index() == 0) {
+                ended = failure_of(std::get<0>(std::get<0>(r)));
+                break;
+            }
+            if (st.stop || !st.rest)
+                break;
+            const auto rest = *st.rest;
+            st.rest.reset();
+            co_await (pause(rest) || stopped(&st));
+            if (st.stop)
+                break;
+        }
         bool retry_later = false;
-        if (r.index() == 0 && !st.stop) {
-            const auto [ec, text] = failure_of(std::get<0>(std::get<0>(r)));
+        if (ended && !st.stop) {
+            const auto [ec, text] = *ended;
             if (ec == errc::session_invalidated || ec == errc::session_expired) {
                 say("Session lost, campaigning again with a new session");
                 retry_wait = std::chrono::seconds{1};
@@ -256,9 +332,9 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
         // Destroying the session also releases the key if a release was cut short.
         if (auto ec = co_await keeper.stop(); ec) {
             say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
-                std::to_string(session_ttl.count() / 1000) + "s runs out)");
+                codec::format_go_duration(cfg.ttl) + " runs out)");
             if (st.stop)
-                st.exit = exit_code::error;
+                st.cleanup_failed();
         }
         if (retry_later && !st.stop) {
             co_await (pause(retry_wait) || stopped(&st));
@@ -273,7 +349,7 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     auto [destroy_ec] = co_await key.async_destroy(tuple_awaitable);
     if (destroy_ec && destroy_ec != errc::conflict) {
         say("Key cleanup failed: " + destroy_ec.message());
-        st.exit = exit_code::error;
+        st.cleanup_failed();
     } else if (cfg.verbose) {
         say(destroy_ec ? "Cleanup aborted, key in use" : "Cleanup succeeded");
     }

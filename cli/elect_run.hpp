@@ -9,6 +9,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct elect_settings {
     std::string value;                ///< published in the key while leading (-name)
     std::string session_name;
     std::chrono::milliseconds lock_delay{15000};
+    std::chrono::milliseconds ttl{15000}; ///< the session's (-ttl)
+    std::int64_t max_restarts = -1;       ///< failures in a row restarted; < 0: no limit
     bool shell = true;
     bool pass_stdin = false;
     bool once = false;

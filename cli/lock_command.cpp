@@ -8,6 +8,7 @@
 #include "key_path.hpp"
 #include "lock_run.hpp"
 #include "run.hpp"
+#include "session_ttl.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -48,6 +49,8 @@ Options:
   -monitor-retry=<int>     Failed reads (Consul 500s) tolerated, 1s apart, while watching
                            a held lock before it counts as lost. Default 3; 0 disables.
   -name=<string>           Session name. Default "Consul lock for '<command>' at '<prefix>'".
+  -ttl=<duration>          Session TTL, 10s to 24h (default 15s): how long Consul keeps
+                           the lock after conclave stops renewing it (killed, host down).
   -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
                            runs the arguments directly (PATH lookup).
@@ -63,6 +66,7 @@ Options:
 int lock_command(args a) {
     std::int64_t limit = 1, monitor_retry = 3;
     std::chrono::nanoseconds timeout{0};
+    std::chrono::nanoseconds ttl{default_session_ttl};
     lock_settings cfg;
     http_flags http;
     flag_set flags;
@@ -71,6 +75,7 @@ int lock_command(args a) {
     flags.add_duration("try", &timeout);
     flags.add_int("monitor-retry", &monitor_retry);
     flags.add_string("name", &cfg.session_name);
+    flags.add_duration("ttl", &ttl);
     flags.add_bool("shell", &cfg.shell);
     flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("child-exit-code", &cfg.child_exit_code);
@@ -102,6 +107,10 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
+    if (const auto bad = check_session_ttl(ttl); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
+        return exit_code::error;
+    }
     std::string_view prefix = rest[0];
     while (!prefix.empty() && prefix.front() == '/')
         prefix.remove_prefix(1);
@@ -116,6 +125,7 @@ int lock_command(args a) {
     cfg.limit = static_cast<unsigned>(limit);
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
+    cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
     if (cfg.session_name.empty()) {
         std::string joined;
         for (const auto& part : cfg.command)

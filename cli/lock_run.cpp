@@ -31,9 +31,8 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-// `consul lock`'s session: TTL 15 s, lock-delay 15 s, bound to the node's serfHealth;
-// a semaphore's session deletes its contender key when it dies.
-constexpr std::chrono::milliseconds session_ttl{15000};
+// `consul lock`'s session: TTL 15 s (-ttl), lock-delay 15 s, bound to the node's
+// serfHealth; a semaphore's session deletes its contender key when it dies.
 constexpr std::chrono::milliseconds session_lock_delay{15000};
 
 void say(const char* text) {
@@ -69,8 +68,9 @@ programs::spawn_options make_child_options(const lock_settings& cfg, const lock_
 // Release, delete the key(s) if nobody else uses them, destroy the session: on every path
 // after the session was created. Never interrupted by signals (they stay queued).
 // (No delete after an acquire Consul's ACLs denied: the token may not write the key.)
-asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool acquired,
-                               bool verbose, bool denied = false) {
+asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper,
+                               std::chrono::milliseconds ttl, bool acquired, bool verbose,
+                               bool denied = false) {
     bool ok = true;
     if (acquired) {
         if (auto ec = co_await holder.release(); ec) {
@@ -92,7 +92,7 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper, bool
     }
     if (auto ec = co_await keeper.stop(); ec) {
         say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
-            std::to_string(session_ttl.count() / 1000) + "s runs out)");
+            codec::format_go_duration(ttl) + " runs out)");
         ok = false;
     }
     if (ok && acquired && verbose)
@@ -112,7 +112,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     // session nobody destroys. It is bounded by the client's request timeout.
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
-                    .with_ttl(session_ttl)
+                    .with_ttl(cfg.ttl)
                     .with_lock_delay(session_lock_delay)
                     .with_behavior(cfg.limit == 1 ? session_behavior::release
                                                   : session_behavior::delete_keys)
@@ -148,7 +148,8 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         denied = ec == errc::permission_denied;
     }
     if (failed != 0) {
-        const bool cleaned = co_await clean_up(*holder, keeper, false, cfg.verbose, denied);
+        const bool cleaned =
+            co_await clean_up(*holder, keeper, cfg.ttl, false, cfg.verbose, denied);
         co_return cleaned ? failed : exit_code::error;
     }
 
@@ -195,7 +196,12 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
             code = exit_code::child_failed;
     }
 
-    const bool cleaned = co_await clean_up(*holder, keeper, true, cfg.verbose);
+    const bool cleaned = co_await clean_up(*holder, keeper, cfg.ttl, true, cfg.verbose);
+    // A loss outranks a failed cleanup (which clean_up reported): a supervisor waiting for
+    // exit 3 must learn that the command was cut short, and a cleanup after a loss often
+    // fails for the loss's reason (Consul unreachable).
+    if (code == exit_code::lock_lost)
+        co_return code;
     co_return cleaned ? code : exit_code::error;
 }
 

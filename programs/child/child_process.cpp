@@ -10,8 +10,14 @@ namespace conclave::programs {
 
 child_process::child_process(const spawn_options& options)
     : own_group_(options.own_process_group) {
+    // Started first: a death between the two leaves a child that dies too (its
+    // PR_SET_PDEATHSIG) and an unarmed guard that exits.
+    if (options.die_with_parent && options.own_process_group)
+        guard_ = std::make_unique<group_guard>();
     const spawned child = spawn(options);
     pid_ = child.pid;
+    if (guard_)
+        guard_->watch(pid_);
     if (child.stdout_pipe >= 0 && (stdout_ = ::fdopen(child.stdout_pipe, "r")) == nullptr)
         ::close(child.stdout_pipe); // (out of memory) read_line then sees no output
 }
@@ -45,9 +51,12 @@ void child_process::signal(int sig) const noexcept {
 int child_process::reap() noexcept {
     if (reaped_)
         return status_;
+    if (guard_)
+        guard_->dismiss(); // while the group id still names the child's group
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    guard_.reset();
     reaped_ = true;
     status_ = status;
     return status_;

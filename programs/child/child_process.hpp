@@ -3,9 +3,11 @@
 // without being killed. exit_wait.hpp waits for its exit; wait_status.hpp reads the result.
 #pragma once
 
+#include "child/group_guard.hpp"
 #include "child/spawn.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <sys/types.h>
 
@@ -13,7 +15,8 @@ namespace conclave::programs {
 
 class child_process {
 public:
-    /// Starts the child (see spawn; throws what it throws).
+    /// Starts the child (see spawn; throws what it throws). With both die_with_parent and
+    /// own_process_group, our death also kills its process group (group_guard).
     explicit child_process(const spawn_options& options);
     /// Kills (SIGKILL, its process group when it has one) and reaps a child not reaped
     /// yet, so no path leaves a process behind.
@@ -45,6 +48,7 @@ private:
     bool reaped_ = false;
     int status_ = 0;
     std::FILE* stdout_ = nullptr;
+    std::unique_ptr<group_guard> guard_;
 };
 
 } // namespace conclave::programs

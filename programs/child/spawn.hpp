@@ -21,7 +21,10 @@ struct spawn_options {
     /// started (`sh -c 'a; b'`, pipelines), not only the child.
     bool own_process_group = false;
     /// SIGKILL when the thread that started the child exits (PR_SET_PDEATHSIG), also when
-    /// this process crashes or is killed: for tests, which must leave nothing running.
+    /// this process crashes or is killed: for tests, which must leave nothing running, and
+    /// the CLI, whose child must not outlive its lock. (The signal is lost when the child
+    /// execs a set-user-ID program.) child_process adds its process group (group_guard),
+    /// killed when this process dies (not when the thread exits).
     bool die_with_parent = false;
 };
 

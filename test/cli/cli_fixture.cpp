@@ -212,6 +212,14 @@ std::vector<kv_entry> cli_fixture::keys() {
     return conclave::test::run(ioc, list(), 10s);
 }
 
+std::optional<session_entry> cli_fixture::session_info(const std::string& id) {
+    auto info = [this, id]() -> asio::awaitable<std::optional<session_entry>> {
+        auto r = co_await consul.async_session_info(id);
+        co_return std::move(r.session);
+    };
+    return conclave::test::run(ioc, info(), 10s);
+}
+
 std::string token_session(const std::string& token) {
     const auto a = token.find(':');
     const auto b = token.find(':', a + 1);

@@ -106,6 +106,8 @@ struct cli_fixture {
 
     std::vector<session_entry> sessions();
     std::vector<kv_entry> keys();
+    /// GET /v1/session/info/<id>: empty when the session does not exist.
+    std::optional<session_entry> session_info(const std::string& id);
 
 private:
     client_config make_config() const;

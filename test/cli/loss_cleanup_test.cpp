@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSL-1.0
+// A loss whose cleanup then fails (Consul answers nothing but errors): `conclave lock` and
+// `conclave elect -once` still exit 3, the loss, and report the failed cleanup.
+#include "cli/cli_fixture.hpp"
+#include "support/fault_proxy.hpp"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+
+#include <future>
+
+namespace conclave::test::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+
+// A fault proxy in front of the test's server, served by a thread of its own so that the
+// conclave processes reach it while the test blocks.
+class proxy_thread {
+public:
+    explicit proxy_thread(const std::string& upstream)
+        : work_(ioc_.get_executor()) {
+        const auto colon = upstream.rfind(':');
+        proxy_ = std::make_unique<fault_proxy>(
+            ioc_.get_executor(), upstream.substr(0, colon),
+            static_cast<std::uint16_t>(std::stoi(upstream.substr(colon + 1))));
+        proxy_->start();
+        thread_ = std::thread([this] { ioc_.run(); });
+    }
+    ~proxy_thread() {
+        asio::post(ioc_, [this] {
+            proxy_->stop();
+            work_.reset();
+        });
+        thread_.join();
+    }
+    proxy_thread(const proxy_thread&) = delete;
+    proxy_thread& operator=(const proxy_thread&) = delete;
+
+    std::string address() const { return proxy_->http_address(); }
+
+    /// From now on every request fails with 500, and the requests under way (blocking
+    /// reads) are cut off, as when the servers lose their quorum.
+    void fail_everything() {
+        std::promise<void> done;
+        asio::post(ioc_, [&] {
+            proxy_->inject_errors("/v1/", 1'000'000, 500);
+            proxy_->drop_connections();
+            done.set_value();
+        });
+        done.get_future().get();
+    }
+
+private:
+    asio::io_context ioc_;
+    asio::executor_work_guard<asio::io_context::executor_type> work_;
+    std::unique_ptr<fault_proxy> proxy_;
+    std::thread thread_;
+};
+
+// `args` run through the proxy with a child that writes `started` and then sleeps; once it
+// runs, Consul fails. Returns conclave's stderr after checking that it exited 3.
+std::string lose_with_failing_cleanup(cli_fixture& f, std::vector<std::string> args) {
+    proxy_thread proxy(f.agent.address());
+    const auto started = f.path("started");
+    args.insert(args.begin() + 1, "-http-addr=" + proxy.address());
+    args.push_back("echo started > " + started + "; sleep 600");
+    auto p = f.run(args);
+    REQUIRE(poll_until([&] { return read_lines(started).size() == 1; }, 30s));
+    proxy.fail_everything();
+    // Lost at the latest when the session's TTL (10 s) passes without a renewal; the
+    // cleanup's requests are bounded by the client's request timeout.
+    const int code = p->wait(120s);
+    const auto err = p->err();
+    INFO(err);
+    CHECK(code == 3);
+    // Left on the server (the cleanup failed): the test's to remove.
+    f.agent.reset_state();
+    return err;
+}
+
+} // namespace
+
+TEST_CASE("lock: a loss still exits 3 when the cleanup fails", "[lock]") {
+    cli_fixture f;
+    const auto err = lose_with_failing_cleanup(f, {"lock", "-ttl=10s", "svc/unreachable"});
+    CHECK(err.find("Lock lost") != std::string::npos);
+    CHECK(err.find("Session cleanup failed") != std::string::npos);
+}
+
+TEST_CASE("elect: -once still exits 3 after a loss when the cleanup fails", "[elect]") {
+    cli_fixture f;
+    const auto err =
+        lose_with_failing_cleanup(f, {"elect", "-once", "-ttl=10s", "svc/unreachable", "--"});
+    CHECK(err.find("Leadership lost") != std::string::npos);
+    CHECK(err.find("Session cleanup failed") != std::string::npos);
+}
+
+} // namespace conclave::test::cli
