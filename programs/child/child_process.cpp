@@ -12,12 +12,13 @@ child_process::child_process(const spawn_options& options)
     : own_group_(options.own_process_group) {
     // Started first: a death between the two leaves a child that dies too (its
     // PR_SET_PDEATHSIG) and an unarmed guard that exits.
-    if (options.die_with_parent && options.own_process_group)
+    spawn_options with_guard = options;
+    if (options.die_with_parent && options.own_process_group) {
         guard_ = std::make_unique<group_guard>();
-    const spawned child = spawn(options);
+        with_guard.group_guard_socket = guard_->child_socket();
+    }
+    const spawned child = spawn(with_guard);
     pid_ = child.pid;
-    if (guard_)
-        guard_->watch(pid_);
     if (child.stdout_pipe >= 0 && (stdout_ = ::fdopen(child.stdout_pipe, "r")) == nullptr)
         ::close(child.stdout_pipe); // (out of memory) read_line then sees no output
 }

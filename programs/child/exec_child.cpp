@@ -5,6 +5,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace conclave::programs {
@@ -49,6 +50,12 @@ void exec_child(const child_plan& p) noexcept {
     }
     if (p.own_process_group && ::setpgid(0, 0) != 0)
         fail(report, errno);
+    if (p.group_guard >= 0) {
+        // Before anything can be started in the group: the watcher knows it from now on.
+        const pid_t group = ::getpid();
+        [[maybe_unused]] const auto sent =
+            ::send(p.group_guard, &group, sizeof group, MSG_NOSIGNAL);
+    }
     for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd)
         if (p.stdio[fd] >= 0 && ::dup2(p.stdio[fd], fd) < 0)
             fail(report, errno);

@@ -13,6 +13,7 @@ struct child_plan {
     int stdio[3] = {-1, -1, -1}; ///< what becomes descriptor 0, 1, 2; -1: ours
     int report = -1; ///< the write end of a close-on-exec pipe: exec's error goes back on it
     bool own_process_group = false;
+    int group_guard = -1; ///< where the child sends its process group id (group_guard.hpp)
     bool die_with_parent = false;
     pid_t parent = -1;
     std::vector<char*> paths; ///< where to exec the program, in order; null-terminated

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -32,12 +33,21 @@ bool read_all(int fd, void* data, std::size_t size) noexcept {
 // Every signal stays blocked (as across fork): a supervisor's SIGTERM or a terminal's
 // SIGINT to our process group must not end the watch early; only SIGKILL does.
 [[noreturn]] void watch_socket(int in) noexcept {
-    if (in > 0) // holds no one's terminal or pipe open
-        ::close_range(0, static_cast<unsigned>(in) - 1, 0);
-    ::closefrom(in + 1);
+    // Out of our process group, under a name of its own: `kill -9 -PGID`, supervisord's
+    // killasgroup or `killall conclave` must not end the watcher along with us.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_NAME, "conclave-guard");
+    // Holds no one's terminal, pipe or socket open: the socket becomes descriptor 0 and
+    // everything else is closed (closefrom falls back to /proc/self/fd where the kernel has
+    // no close_range).
+    if (in != 0) {
+        ::dup2(in, 0);
+        in = 0;
+    }
+    ::closefrom(1);
     pid_t pgid = 0;
     if (!read_all(in, &pgid, sizeof pgid))
-        ::_exit(0); // we died before the child could start anything
+        ::_exit(0); // dismissed, or we died, before the child could start anything
     char dismissed = 0;
     if (!read_all(in, &dismissed, 1) && pgid > 0)
         ::kill(-pgid, SIGKILL);
@@ -74,13 +84,6 @@ group_guard::group_guard() {
 group_guard::~group_guard() {
     dismiss();
     while (::waitpid(watcher_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-}
-
-void group_guard::watch(pid_t pgid) noexcept {
-    // A write this small goes at once (the buffer is empty): nothing to retry.
-    if (socket_ >= 0) {
-        [[maybe_unused]] const auto sent = ::send(socket_, &pgid, sizeof pgid, MSG_NOSIGNAL);
     }
 }
 

@@ -9,11 +9,11 @@
 
 namespace conclave::programs {
 
-/// A watcher process, forked before the child, that waits on a socket only we hold. It
-/// learns the group from watch(); when the socket then ends without dismiss() (we are gone:
-/// the kernel closed our end), it sends SIGKILL to the group. If we die before watch(),
-/// it exits: the child, with PR_SET_PDEATHSIG set before exec, dies too and has started
-/// nothing yet.
+/// A watcher process, forked before the child, that waits on a socket only we and the child
+/// (until its exec) hold. The child sends its process group id on it first thing after
+/// setpgid(), before it can start anything (child_socket()); when the socket then ends
+/// without dismiss() (we are gone: the kernel closed our end), the watcher sends SIGKILL to
+/// the group. Killing the watcher itself disarms it.
 class group_guard {
 public:
     /// Forks the watcher; throws std::system_error when it cannot.
@@ -23,8 +23,9 @@ public:
     group_guard(const group_guard&) = delete;
     group_guard& operator=(const group_guard&) = delete;
 
-    /// From now on, our death kills process group `pgid`.
-    void watch(pid_t pgid) noexcept;
+    /// For the child (spawn_options::group_guard_socket): the descriptor on which it sends
+    /// its process group id (close-on-exec).
+    int child_socket() const noexcept { return socket_; }
     /// The watcher exits without killing anything. Call it before reaping the child: once
     /// the child is reaped, its group id may name another group. Idempotent.
     void dismiss() noexcept;

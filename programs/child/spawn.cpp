@@ -152,6 +152,7 @@ spawned spawn(const spawn_options& options) {
     plan.stdio[STDERR_FILENO] = shared ? out.get() : err.get();
     plan.report = report_out.get();
     plan.own_process_group = options.own_process_group;
+    plan.group_guard = options.own_process_group ? options.group_guard_socket : -1;
     plan.die_with_parent = options.die_with_parent;
     plan.parent = ::getpid();
     plan.paths = pointers(candidates);

@@ -26,6 +26,9 @@ struct spawn_options {
     /// execs a set-user-ID program.) child_process adds its process group (group_guard),
     /// killed when this process dies (not when the thread exits).
     bool die_with_parent = false;
+    /// With own_process_group: a socket on which the child sends its process group id
+    /// before it execs (set by child_process for its group_guard); -1: none.
+    int group_guard_socket = -1;
 };
 
 struct spawned {

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <memory>
+#include <poll.h>
 #include <pthread.h>
 #include <sstream>
 #include <string>
@@ -192,6 +193,39 @@ TEST_CASE("child: dies with the thread that started it", "[child]") {
     }).join();
     REQUIRE(programs::wait_exit_for(*child, 10s));
     CHECK(programs::shell_status(child->reap()) == 128 + SIGKILL);
+}
+
+TEST_CASE("child: a group that dies with us is left alone once the child is reaped", "[child]") {
+    // The command exits by itself and leaves a background job: reaping dismisses the guard,
+    // which then kills nothing (its group id could name another group by then).
+    auto o = shell("sleep 30 & echo $!");
+    o.own_process_group = true;
+    o.die_with_parent = true;
+    child_process child(o);
+    std::string line;
+    REQUIRE(child.read_line(line));
+    const pid_t background = std::stoi(line);
+    CHECK(programs::shell_status(child.reap()) == 0); // the watcher is reaped with it
+    CHECK(running(background));
+    ::kill(background, SIGKILL);
+}
+
+TEST_CASE("child: the group's watcher holds none of our descriptors", "[child]") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0); // inherited by a fork, not close-on-exec
+    spawn_options o;
+    o.argv = {"sleep", "30"};
+    o.own_process_group = true;
+    o.die_with_parent = true;
+    child_process child(o);
+    ::close(fds[1]);
+    // Our write end was the only one: the read end sees the end of the stream (a watcher
+    // holding a copy would keep it open for as long as the child runs).
+    pollfd ready{fds[0], POLLIN, 0};
+    REQUIRE(::poll(&ready, 1, 10000) == 1);
+    char byte = 0;
+    CHECK(::read(fds[0], &byte, 1) == 0);
+    ::close(fds[0]);
 }
 
 TEST_CASE("child: the destructor kills and reaps a child still running", "[child]") {
