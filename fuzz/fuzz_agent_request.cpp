@@ -43,6 +43,7 @@
 #include <boost/json/parse.hpp>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -50,6 +51,7 @@
 #include <deque>
 #include <memory>
 #include <netinet/in.h>
+#include <poll.h>
 #include <string>
 #include <string_view>
 #include <sys/socket.h>
@@ -201,7 +203,21 @@ struct harness {
         ::setsockopt(c.sock.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
         c.sock.bind(tcp::endpoint(from, 0));
         // On loopback the kernel completes the handshake: the server accepts when polled.
-        c.sock.connect(tcp::endpoint(asio::ip::address_v4::loopback(), agent->port()));
+        error_code ec;
+        c.sock.connect(tcp::endpoint(asio::ip::address_v4::loopback(), agent->port()), ec);
+        if (ec == asio::error::interrupted) {
+            // libFuzzer's SIGALRM (-timeout) interrupted the wait; the handshake goes on in
+            // the kernel: wait until the socket is writable, then read its outcome.
+            pollfd ready{c.sock.native_handle(), POLLOUT, 0};
+            while (::poll(&ready, 1, 10000) < 0 && errno == EINTR) {
+            }
+            int error = 0;
+            socklen_t size = sizeof error;
+            ::getsockopt(c.sock.native_handle(), SOL_SOCKET, SO_ERROR, &error, &size);
+            ec = error_code(error, boost::system::system_category());
+        }
+        if (ec)
+            fail("cannot connect to the agent");
         c.read();
     }
 
