@@ -6,6 +6,7 @@
 #include <conclave/config.hpp>
 #include <conclave/elector.hpp>
 #include <conclave/error.hpp>
+#include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>

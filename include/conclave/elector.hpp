@@ -66,12 +66,22 @@ struct elector_options {
 /// What the leader task gets: the grant it leads under.
 class leadership {
 public:
+    leadership() = default; ///< no term (an empty lease)
     explicit leadership(lock_lease l)
         : lease_(std::move(l)) {}
     /// The term's fencing token: pass it to stores that must refuse a deposed leader.
     const fencing_token& token() const noexcept { return lease_.token(); }
     /// The lease itself, e.g. for async_guarded_txn (writes that apply only while leading).
     const lock_lease& lease() const noexcept { return lease_; }
+    /// held, jeopardy or lost (see hold_health and lock_lease::health).
+    hold_health health() const { return lease_.health(); }
+    /// Time the term may still be trusted if no renewal succeeds (lock_lease::remaining).
+    std::chrono::steady_clock::duration remaining() const { return lease_.remaining(); }
+    /// Completes when health() differs from `seen` (lock_lease::async_wait_health_change).
+    template <class Token = default_token_t>
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+        return lease_.async_wait_health_change(seen, std::forward<Token>(token));
+    }
 
 private:
     lock_lease lease_;
@@ -140,6 +150,17 @@ public:
                                                   std::move(task));
     }
 
+    /// One term, without async_run: waits until this process leads (as async_run
+    /// campaigns) and completes with `void(error_code, leadership)`, errors as
+    /// async_run's. The term is the caller's to end with `leadership.lease().async_release()`
+    /// (with_leadership does it). is_leader() and async_resign() concern async_run's terms
+    /// only; errc::invalid_argument while async_run is running on this elector.
+    template <class Token = default_token_t>
+    auto async_campaign(session& s, Token&& token = {}) {
+        return detail::initiate<void(error_code, leadership)>(token, &elector::campaign_impl,
+                                                              state_, s);
+    }
+
     /// Steps down: the running leader task is cancelled, the key released once it
     /// returned, and async_run stays out of the race until another candidate leads or
     /// resign_holdoff passes. Completes when the key was released (at once when not
@@ -168,6 +189,8 @@ private:
     static void run_impl(state_ptr, session, leader_task, detail::diagnostics_route*,
                          asio::any_completion_handler<void(error_code)>);
     static void resign_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void campaign_impl(state_ptr, session, detail::diagnostics_route*,
+                              asio::any_completion_handler<void(error_code, leadership)>);
     static void
         leader_impl(state_ptr,
                     asio::any_completion_handler<void(error_code, std::optional<leader_info>)>);

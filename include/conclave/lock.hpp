@@ -104,6 +104,23 @@ public:
         return detail::initiate<void(error_code)>(token, &lock_lease::wait_lost_impl, state_);
     }
 
+    /// held, jeopardy (its session's renewals failing or late) or lost, now; lost once
+    /// released or seen lost. Synchronous, no I/O: a change of the key is seen only while
+    /// async_wait_lost (or with_lock) watches it.
+    hold_health health() const;
+    /// Time left before the session's local deadline (zero once lost or released): how
+    /// long this grant may still be trusted if no renewal succeeds.
+    std::chrono::steady_clock::duration remaining() const;
+    /// Completes as soon as health() differs from `seen`, with the new health
+    /// (`void(error_code, hold_health)`): e.g. from held, when renewals start failing, so
+    /// that no new work is started on a grant that may not outlive it. See
+    /// session::async_wait_health_change.
+    template <class Token = default_token_t>
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+        return detail::initiate<void(error_code, hold_health)>(
+            token, &lock_lease::wait_health_change_impl, state_, seen);
+    }
+
     /// Releases the lock (keeping its flags and value, so Go clients still recognise it).
     /// Retry-safe: releasing a lock that is no longer held succeeds; on a transport error
     /// the lease stays held and the call can be repeated.
@@ -131,6 +148,9 @@ private:
         : state_(std::move(s)) {}
     static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
     static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void
+    wait_health_change_impl(state_ptr s, hold_health seen,
+                            asio::any_completion_handler<void(error_code, hold_health)> h);
     static void guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
                                  asio::any_completion_handler<void(error_code, txn_result)> h);
 

@@ -62,6 +62,19 @@ struct session_config {
     }
 };
 
+/// How far a grant can be trusted: a session, or a lock, permit or leadership held with one.
+/// `held -> jeopardy -> lost`, and back from jeopardy to held when a renewal succeeds.
+enum class hold_health {
+    /// Renewals succeed: the local deadline keeps moving ahead.
+    held,
+    /// A renewal failed, or none succeeded when only 3/8 of the TTL is left (one is due at
+    /// half the TTL): still held until `remaining()` runs out, but it may be lost then.
+    /// Finish or hand over the work in progress; do not start more.
+    jeopardy,
+    /// Final: the session is gone, its local deadline passed, or the grant ended.
+    lost,
+};
+
 /// A Consul session owned by this process. One session can back many grants (locks,
 /// permits, leadership).
 ///
@@ -130,6 +143,21 @@ public:
     clock::time_point deadline() const noexcept;
     /// Lost (invalidated, expired locally, or destroyed)?
     bool lost() const noexcept;
+    /// held, jeopardy or lost, now (synchronous, no I/O).
+    hold_health health() const noexcept;
+    /// Time left before the local deadline (zero once lost): how long anything held with
+    /// this session may still be trusted if no renewal succeeds.
+    clock::duration remaining() const noexcept;
+
+    /// Completes as soon as health() differs from `seen` (at once when it already does),
+    /// with the new health: `void(error_code, hold_health)`. Waiting from `held` wakes on
+    /// jeopardy or loss; from `jeopardy`, on recovery or loss; from `lost`, only on
+    /// cancellation (operation_aborted). Needs async_run to be running to ever recover.
+    template <class Token = default_token_t>
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+        return detail::initiate<void(error_code, hold_health)>(
+            token, &session::wait_health_change_impl, state_, seen);
+    }
     /// Why it was lost (empty while it is not).
     error_code loss_reason() const noexcept;
 
@@ -146,6 +174,9 @@ private:
     static void run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
     static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
     static void destroy_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
+    static void
+    wait_health_change_impl(state_ptr s, hold_health seen,
+                            asio::any_completion_handler<void(error_code, hold_health)> h);
 
     std::shared_ptr<detail::session_state> state_;
 };

@@ -65,3 +65,16 @@ TEST_CASE("an older success does not move the deadline back", "[renew]") {
     p.on_success(t0 + 4s, 10s);
     CHECK(p.deadline() == t0 + 16s);
 }
+
+TEST_CASE("jeopardy: a failed renew, or none succeeded with 3/8 of the TTL left", "[renew]") {
+    const tp t0{};
+    renew_policy p{16s, t0};
+    CHECK(p.jeopardy_at() == t0 + 10s);
+    CHECK_FALSE(p.in_jeopardy(t0 + 8s));     // the renew is due, not late yet
+    CHECK(p.in_jeopardy(t0 + 10s));          // late: nothing succeeded
+    p.on_transient_failure(t0 + 8s + 100ms); // a failure is jeopardy at once
+    CHECK(p.in_jeopardy(t0 + 8s + 100ms));
+    p.on_success(t0 + 9s, 16s); // and a success ends it
+    CHECK_FALSE(p.in_jeopardy(t0 + 9s));
+    CHECK(p.jeopardy_at() == t0 + 19s);
+}

@@ -39,6 +39,22 @@ struct grant_state {
         return token;
     }
 
+    /// lost once released or lost, else the session's health.
+    hold_health health(std::chrono::steady_clock::time_point now) {
+        if (lost || released)
+            return hold_health::lost;
+        const hold_health h = session->health(now);
+        if (h == hold_health::lost)
+            mark_lost(session->lost);
+        return h;
+    }
+    /// Time left before the session's local deadline; zero once the grant ended.
+    std::chrono::steady_clock::duration remaining(std::chrono::steady_clock::time_point now) {
+        if (health(now) == hold_health::lost)
+            return std::chrono::steady_clock::duration::zero();
+        return session->remaining(now);
+    }
+
     std::shared_ptr<session_state> session;
     fencing_token token;
     error_code lost;       ///< first reason the grant ended

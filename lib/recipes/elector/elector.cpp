@@ -10,6 +10,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -168,6 +169,21 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
     }
 }
 
+asio::awaitable<std::pair<error_code, leadership>> campaign(std::shared_ptr<elector_state> E,
+                                                            session s, diagnostics* diag) {
+    auto [failure, lease] = co_await E->mutex.async_acquire(s, with_diagnostics(tuple_awaitable));
+    if (failure) {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const conclave::error& e) {
+            if (diag)
+                *diag = e.diag();
+            co_return std::pair{e.code(), leadership{lock_lease{}}};
+        }
+    }
+    co_return std::pair{error_code{}, leadership{std::move(lease)}};
+}
+
 asio::awaitable<error_code> resign(std::shared_ptr<elector_state> E) {
     if (!E->current)
         co_return error_code{};
@@ -228,6 +244,22 @@ void elector::run_impl(state_ptr E, session s, leader_task task, detail::diagnos
     auto ex = E->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task), diag), std::move(h));
+}
+
+void elector::campaign_impl(state_ptr E, session s, detail::diagnostics_route* route,
+                            asio::any_completion_handler<void(error_code, leadership)> h) {
+    if (!s.valid())
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "elector::async_campaign needs a session");
+    auto ex = E->consul.get_executor();
+    if (E->running) {
+        asio::post(ex, [h = std::move(h)]() mutable {
+            std::move(h)(make_error_code(errc::invalid_argument), leadership{lock_lease{}});
+        });
+        return;
+    }
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(ex, campaign(std::move(E), std::move(s), diag), std::move(h));
 }
 
 void elector::resign_impl(state_ptr E, asio::any_completion_handler<void(error_code)> h) {

@@ -3,6 +3,7 @@
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
+#include "recipes/common/health_wait.hpp"
 #include "recipes/lock/lock_release.hpp"
 #include "recipes/lock/lock_state.hpp"
 
@@ -55,6 +56,22 @@ const fencing_token& lock_lease::token() const noexcept {
 
 std::optional<fencing_token> lock_lease::held() const {
     return state_ ? state_->held() : std::nullopt;
+}
+
+hold_health lock_lease::health() const {
+    return state_ ? state_->health(clock::now()) : hold_health::lost;
+}
+
+clock::duration lock_lease::remaining() const {
+    return state_ ? state_->remaining(clock::now()) : clock::duration::zero();
+}
+
+void lock_lease::wait_health_change_impl(
+    state_ptr s, hold_health seen, asio::any_completion_handler<void(error_code, hold_health)> h) {
+    auto ex = require(s)->lock->consul.get_executor();
+    auto session = s->session;
+    detail::spawn_op(ex, detail::wait_health_change(std::move(session), std::move(s), seen),
+                     std::move(h));
 }
 
 void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {

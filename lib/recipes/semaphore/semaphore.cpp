@@ -7,6 +7,7 @@
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
+#include "recipes/common/health_wait.hpp"
 #include "recipes/semaphore/semaphore_handoff.hpp"
 #include "recipes/semaphore/semaphore_release.hpp"
 #include "recipes/semaphore/semaphore_state.hpp"
@@ -387,6 +388,22 @@ void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error
     };
     const auto retries = sem.opts.monitor_retries;
     detail::start_grant_loss_wait(ex, std::move(s), *sem.hub, retries, still_held, std::move(h));
+}
+
+hold_health permit::health() const {
+    return state_ ? state_->health(clock::now()) : hold_health::lost;
+}
+
+std::chrono::steady_clock::duration permit::remaining() const {
+    return state_ ? state_->remaining(clock::now()) : clock::duration::zero();
+}
+
+void permit::wait_health_change_impl(
+    state_ptr s, hold_health seen, asio::any_completion_handler<void(error_code, hold_health)> h) {
+    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
+    auto session = s->session;
+    detail::spawn_op(ex, detail::wait_health_change(std::move(session), std::move(s), seen),
+                     std::move(h));
 }
 
 void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {

@@ -31,6 +31,16 @@ public:
     bool expired(clock::time_point now) const noexcept { return now >= deadline(); }
     unsigned consecutive_failures() const noexcept { return failures_; }
 
+    /// When a session with no successful renew since counts as in jeopardy: 3/8 of the TTL
+    /// before the deadline. The renew is due with half the TTL left and takes one round
+    /// trip: one not answered by then (ttl/8 later) is late, whatever the request timeout.
+    clock::time_point jeopardy_at() const noexcept { return deadline() - ttl_ * 3 / 8; }
+    /// Renewals failing (one failed since the last success) or late: the session is still
+    /// held until the deadline, but may be lost then.
+    bool in_jeopardy(clock::time_point now) const noexcept {
+        return failures_ > 0 || now >= jeopardy_at();
+    }
+
     /// A renew that started at `start` succeeded and Consul reported `server_ttl`. A larger
     /// TTL is adopted (Consul may ask for one under load); a smaller one is ignored, since
     /// Consul never expires a session before the TTL it was created with.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "consul/spawn.hpp"
 #include "recipes/common/deadline.hpp"
+#include "recipes/common/health_wait.hpp"
 #include "recipes/session/session_state.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -94,6 +95,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 // Anything else (network, 5xx, timeout, even 403) may heal before the
                 // deadline: keep trying until then.
                 s->policy.on_transient_failure(clock::now());
+                s->changed.notify_all(); // in jeopardy (see hold_health)
             }
         }
     } catch (const boost::system::system_error& e) {
@@ -176,6 +178,12 @@ void session::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(erro
     detail::spawn_op(ex, wait_lost(std::move(s)), std::move(h));
 }
 
+void session::wait_health_change_impl(
+    state_ptr s, hold_health seen, asio::any_completion_handler<void(error_code, hold_health)> h) {
+    auto ex = require(s)->consul.get_executor();
+    detail::spawn_op(ex, detail::wait_health_change(s, nullptr, seen), std::move(h));
+}
+
 void session::destroy_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     auto ex = require(s)->consul.get_executor();
     detail::spawn_op(ex, destroy(std::move(s)), std::move(h));
@@ -198,6 +206,12 @@ session::clock::time_point session::deadline() const noexcept {
 }
 bool session::lost() const noexcept {
     return state_->check(clock::now());
+}
+hold_health session::health() const noexcept {
+    return state_->health(clock::now());
+}
+session::clock::duration session::remaining() const noexcept {
+    return state_->remaining(clock::now());
 }
 error_code session::loss_reason() const noexcept {
     state_->check(clock::now());

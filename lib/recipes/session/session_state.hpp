@@ -38,6 +38,25 @@ struct session_state {
         return static_cast<bool>(lost);
     }
 
+    /// Lost, in jeopardy (renewals failing or late) or held, at `now`.
+    hold_health health(clock::time_point now) {
+        if (check(now))
+            return hold_health::lost;
+        return policy.in_jeopardy(now) ? hold_health::jeopardy : hold_health::held;
+    }
+    /// When health() changes if nothing else happens (a renew's outcome notifies `changed`).
+    clock::time_point next_health_change(clock::time_point now) const {
+        if (lost)
+            return clock::time_point::max();
+        return policy.in_jeopardy(now) ? policy.deadline() : policy.jeopardy_at();
+    }
+    /// Time left before the local deadline: zero once lost.
+    clock::duration remaining(clock::time_point now) {
+        if (check(now))
+            return clock::duration::zero();
+        return policy.deadline() - now;
+    }
+
     client consul;
     std::string id;
     session_config cfg;
