@@ -38,9 +38,10 @@ constexpr const char* elect_usage = R"(Usage: conclave elect [options] <key> -- 
   The key holds -name while this process leads; `conclave elect -leader <key>` prints it
   (exit 0), or "no leader" on stderr (exit 1). The layout is Consul's api.Lock on <key>.
 
-  The command's environment has CONCLAVE_LEADER=true, CONSUL_LOCK_HELD=true and
+  The command's environment has CONCLAVE_LEADER=true, CONSUL_LOCK_HELD=true,
   CONCLAVE_LOCK_TOKEN, the fencing token of the term ("<modify index>:<lock index>:
-  <session>:<key>"; later terms have larger modify indexes).
+  <session>:<key>"; later terms have larger modify indexes), and CONCLAVE_SESSION_TTL,
+  the session's TTL in seconds.
 
   SIGINT/SIGTERM sent to conclave go to the command's process group; conclave waits for
   it (SIGKILL after 5s), releases the key, destroys its session and exits 128+signal. No
@@ -70,6 +71,11 @@ Options:
                            runs the arguments directly (PATH lookup).
   -pass-stdin              Give the command this process's stdin (default: /dev/null).
   -leader                  Print the current leader's value instead (no command).
+  -jeopardy-signal=<sig>   Signal sent to the command (its first process) when the
+                           leadership is in jeopardy: renewals of the session failing or
+                           late, so it may be lost within the time left. USR1, SIGUSR1
+                           or a number; default none. A line on stderr either way.
+  -recovery-signal=<sig>   Signal sent when a renewal succeeds again. Default none.
   -verbose                 Report each step on stderr.
   -help                    Show this help.
 
@@ -100,6 +106,8 @@ int elect_command(args a) {
     flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("leader", &leader_only);
     flags.add_bool("verbose", &cfg.verbose);
+    flags.add_signal("jeopardy-signal", &cfg.signals.jeopardy);
+    flags.add_signal("recovery-signal", &cfg.signals.recovery);
     http.add_to(flags);
 
     std::vector<std::string_view> rest;

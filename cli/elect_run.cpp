@@ -8,6 +8,7 @@
 #include "failure.hpp"
 #include "restart_policy.hpp"
 #include "session_keeper.hpp"
+#include "session_ttl.hpp"
 #include "startup_check.hpp"
 
 #include <conclave/elector.hpp>
@@ -58,6 +59,7 @@ struct elect_state {
     int exit = exit_code::ok;                 ///< the status of the first stop request
     asio::steady_timer stop_event; ///< cancelled on a stop or rest request (a condition variable)
     restart_policy restarts;
+    std::chrono::milliseconds session_ttl{0}; ///< in force for the current session
     /// Set by a term whose command ended by itself: step down (end the campaign, releasing
     /// the key) and stay out of the race this long before campaigning again.
     std::optional<clock::duration> rest;
@@ -178,6 +180,12 @@ asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
     }
 }
 
+// (A function, not a coroutine lambda: its frame holds its own copy of the term.)
+asio::awaitable<std::tuple<error_code, hold_health>> term_health_change(leadership l,
+                                                                        hold_health seen) {
+    co_return co_await l.async_wait_health_change(seen, tuple_awaitable);
+}
+
 // One term: the leader task. Cancelled by the elector when leadership is lost, or when the
 // run is stopped; the key is released after it returns.
 asio::awaitable<void> lead(elect_state& st, leadership l) {
@@ -196,9 +204,10 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         co_return;
     }
 
-    const auto o = child_options(
-        cfg.command, cfg.shell, cfg.pass_stdin,
-        {"CONSUL_LOCK_HELD=true", "CONCLAVE_LEADER=true", "CONCLAVE_LOCK_TOKEN=" + token});
+    const auto o = child_options(cfg.command, cfg.shell, cfg.pass_stdin,
+                                 {"CONSUL_LOCK_HELD=true", "CONCLAVE_LEADER=true",
+                                  "CONCLAVE_LOCK_TOKEN=" + token,
+                                  "CONCLAVE_SESSION_TTL=" + ttl_seconds(st.session_ttl)});
     std::unique_ptr<programs::child_process> child;
     try {
         child = std::make_unique<programs::child_process>(o);
@@ -220,7 +229,13 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
     if (cfg.verbose)
         say("Started child (pid " + std::to_string(child->pid()) + ")");
 
-    const auto ec = co_await programs::async_wait_exit(*child);
+    // The relay never completes by itself: it only reports jeopardy while the child runs.
+    health_source health{[l](hold_health seen) { return term_health_change(l, seen); },
+                         [l] { return l.remaining(); }};
+    const auto r =
+        co_await (programs::async_wait_exit(*child) ||
+                  relay_health(std::move(health), child->pid(), cfg.signals, "Leadership"));
+    const auto ec = r.index() == 0 ? std::get<0>(r) : error_code{asio::error::operation_aborted};
     if (!ec) {
         // The child ended by itself: so does the term.
         const int status = child->reap();
@@ -289,6 +304,7 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
         }
         had_session = true;
         session_keeper keeper{std::move(created)};
+        st.session_ttl = keeper.get().ttl();
         if (cfg.verbose)
             say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
 

@@ -3,6 +3,8 @@
 // campaign again after each term; on SIGINT/SIGTERM stop the child, release, clean up.
 #pragma once
 
+#include "jeopardy_relay.hpp"
+
 #include <conclave/client.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -27,6 +29,7 @@ struct elect_settings {
     bool pass_stdin = false;
     bool once = false;
     bool verbose = false;
+    jeopardy_signals signals; ///< -jeopardy-signal, -recovery-signal
 };
 
 /// Returns the exit status. `signals` (SIGINT, SIGTERM) is installed by the caller before

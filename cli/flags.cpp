@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "codec/duration.hpp"
 #include "flags.hpp"
+#include "signal_name.hpp"
 
 #include <limits>
 #include <optional>
@@ -106,6 +107,9 @@ void flag_set::add_uint(std::string name, std::uint64_t* target) {
 void flag_set::add_duration(std::string name, std::chrono::nanoseconds* target) {
     flags_.push_back({std::move(name), kind::duration, target});
 }
+void flag_set::add_signal(std::string name, int* target) {
+    flags_.push_back({std::move(name), kind::signal, target});
+}
 
 const flag_set::flag* flag_set::find(std::string_view name) const {
     for (const auto& f : flags_)
@@ -138,6 +142,14 @@ std::string flag_set::assign(const flag& f, std::string_view value) {
         if (!d.value)
             return "invalid value " + quoted + " for flag -" + f.name + ": parse error";
         *static_cast<std::chrono::nanoseconds*>(f.target) = *d.value;
+        return {};
+    }
+    case kind::signal: {
+        const auto sig = parse_signal(value);
+        if (!sig)
+            return "invalid value " + quoted + " for flag -" + f.name +
+                   ": unknown signal (give a name such as USR1, or a number)";
+        *static_cast<int*>(f.target) = *sig;
         return {};
     }
     }

@@ -32,6 +32,8 @@ public:
     /// Go's time.ParseDuration ("10s", "1m30s", "0"); negative values are accepted here,
     /// the command decides what they mean.
     void add_duration(std::string name, std::chrono::nanoseconds* target);
+    /// A signal: "USR1", "SIGUSR1" or a number (signal_name.hpp); stored as its number.
+    void add_signal(std::string name, int* target);
 
     enum class outcome { ok, help, error };
     struct result {
@@ -45,7 +47,7 @@ public:
     bool was_set(const std::string& name) const { return set_.count(name) != 0; }
 
 private:
-    enum class kind { boolean, string, integer, unsigned_integer, duration };
+    enum class kind { boolean, string, integer, unsigned_integer, duration, signal };
     struct flag {
         std::string name;
         kind type;

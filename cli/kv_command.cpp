@@ -1,17 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // `conclave kv get|put|delete`: enough of `consul kv` to operate and debug (same output
-// and messages for what both have).
-#include "commands.hpp"
-#include "exit_codes.hpp"
-#include "flags.hpp"
-#include "http_flags.hpp"
-#include "run.hpp"
-
-#include <conclave/client.hpp>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
+// and messages for what both have). export and import: kv_transfer.cpp.
+#include "codec/base64.hpp"
+#include "kv_common.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -25,72 +16,40 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr auto tuple_awaitable = kv_tuple_awaitable;
 
-constexpr const char* kv_usage =
-    R"(Usage: conclave kv <subcommand> [options] <key or prefix> [<value>]
-
-  Reads and writes Consul's KV store. Exit status: 0 done, 1 bad arguments, a
-  missing key (get), a failed check-and-set, or a failure to reach Consul.
-
-Subcommands:
-
-  get [-recurse | -keys [-separator=/]] [-detailed] <key or prefix>
-      Prints the value (raw). -recurse: "key:value" for every key under the prefix.
-      -keys: the key names under the prefix, collapsed at -separator (default "/";
-      -separator="" lists every key). -detailed: every field of each entry.
-  put [-flags=<uint>] [-cas -modify-index=<n>] <key> [<value>]
-      Writes the value: the argument, "-" for stdin, "@path" for a file's contents,
-      nothing for an empty value. -cas writes only if the key's ModifyIndex is <n>
-      (0: only if it does not exist).
-  delete [-recurse] [-cas -modify-index=<n>] <key or prefix>
-      Deletes the key (or every key under the prefix); -cas only at that ModifyIndex.
-
-Options: -help, and the HTTP API options below on every subcommand.
-
-)";
-
-struct kv_common {
-    flag_set flags;
-    http_flags http;
-    kv_common() { http.add_to(flags); }
-};
-
-int usage_error(const std::string& message) {
-    return cli::usage_error(message, kv_usage);
+// -base64 shows values base64-encoded (binary values, scripts that decode them).
+std::string shown(const std::string& value, bool base64) {
+    return base64 ? codec::base64_encode(value) : value;
 }
 
-std::string consul_error(const error_code& ec, const diagnostics& d, const client& consul) {
-    std::string text = ec.message();
-    if (!d.server_message.empty())
-        text += ": " + d.server_message;
-    if (ec == errc::permission_denied && !d.client_message.empty())
-        text += " [" + d.client_message + "]"; // which permission the token lacks
-    if (!is_retryable(ec))
-        return text;
-    return text + " (Consul at " + consul.config().describe_address() +
-           "; set -http-addr or CONSUL_HTTP_ADDR)";
+// `prefix` then the value and a newline; fwrite, since a value may hold NUL bytes.
+void print_value(const std::string& prefix, const std::string& value) {
+    std::fwrite(prefix.data(), 1, prefix.size(), stdout);
+    std::fwrite(value.data(), 1, value.size(), stdout);
+    std::fputc('\n', stdout);
 }
 
-void print_detailed(const kv_entry& e) {
+void print_detailed(const kv_entry& e, bool base64) {
     std::printf("CreateIndex      %llu\nFlags            %llu\nKey              %s\n"
                 "LockIndex        %llu\nModifyIndex      %llu\nSession          %s\n"
                 "Value            %s\n",
                 (unsigned long long)e.create_index, (unsigned long long)e.flags, e.key.c_str(),
                 (unsigned long long)e.lock_index, (unsigned long long)e.modify_index,
-                e.session.empty() ? "-" : e.session.c_str(), e.value.c_str());
+                e.session.empty() ? "-" : e.session.c_str(), shown(e.value, base64).c_str());
 }
 
 struct get_request {
     get_request() = default; // not an aggregate: it is a coroutine's parameter (g++ 12)
     std::string key;
-    bool recurse = false, keys = false, detailed = false;
+    bool recurse = false, keys = false, detailed = false, base64 = false, stale = false;
     std::string separator = "/";
 };
 
 asio::awaitable<int> do_get(client& consul, get_request r) {
     diagnostics d;
-    auto q = query_options{}.with_diag(&d);
+    auto q = query_options{}.with_diag(&d).with_mode(r.stale ? consistency::stale
+                                                             : consistency::default_mode);
     if (r.keys) {
         auto o = kv_keys_options{}.with_query(q).with_separator(r.separator);
         auto [ec, res] = co_await consul.async_kv_keys(r.key, o, tuple_awaitable);
@@ -112,11 +71,11 @@ asio::awaitable<int> do_get(client& consul, get_request r) {
         }
         for (std::size_t i = 0; i < res.entries.size(); ++i) {
             if (r.detailed) {
-                print_detailed(res.entries[i]);
+                print_detailed(res.entries[i], r.base64);
                 if (i + 1 < res.entries.size())
                     std::printf("\n");
             } else {
-                std::printf("%s:%s\n", res.entries[i].key.c_str(), res.entries[i].value.c_str());
+                print_value(res.entries[i].key + ":", shown(res.entries[i].value, r.base64));
             }
         }
         co_return exit_code::ok;
@@ -132,9 +91,9 @@ asio::awaitable<int> do_get(client& consul, get_request r) {
         co_return exit_code::error;
     }
     if (r.detailed)
-        print_detailed(*res.entry);
+        print_detailed(*res.entry, r.base64);
     else
-        std::printf("%s\n", res.entry->value.c_str());
+        print_value("", shown(res.entry->value, r.base64));
     co_return exit_code::ok;
 }
 
@@ -176,31 +135,6 @@ asio::awaitable<int> do_delete(client& consul, std::string key, kv_delete_option
     co_return exit_code::ok;
 }
 
-// Parses the flags; returns an exit status when the command must stop there.
-std::optional<int> parse(kv_common& c, args a, std::vector<std::string_view>& rest) {
-    return parse_or_usage(c.flags, a, kv_usage, rest);
-}
-
-// Runs `body` with a client built from the environment and the HTTP flags.
-template <class Body>
-int with_client(kv_common& c, Body body) {
-    std::string error;
-    auto cfg = c.http.make_config(c.flags, error);
-    if (!cfg) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return exit_code::error;
-    }
-    asio::io_context ioc;
-    std::optional<client> consul;
-    try {
-        consul.emplace(ioc.get_executor(), *cfg);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
-        return exit_code::error;
-    }
-    return run_command(ioc, body(*consul), "kv");
-}
-
 int get_command(args a) {
     kv_common c;
     get_request r;
@@ -208,16 +142,18 @@ int get_command(args a) {
     c.flags.add_bool("keys", &r.keys);
     c.flags.add_bool("detailed", &r.detailed);
     c.flags.add_string("separator", &r.separator);
+    c.flags.add_bool("base64", &r.base64);
+    c.flags.add_bool("stale", &r.stale);
     std::vector<std::string_view> rest;
-    if (auto code = parse(c, a, rest))
+    if (auto code = kv_parse(c, a, rest))
         return *code;
     if (rest.size() > 1)
-        return usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
-                           ")");
+        return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
+                              ")");
     if (rest.empty() && !r.recurse && !r.keys)
-        return usage_error("Error! Missing KEY argument");
+        return kv_usage_error("Error! Missing KEY argument");
     if (r.recurse && r.keys)
-        return usage_error("Cannot specify both -recurse and -keys");
+        return kv_usage_error("Cannot specify both -recurse and -keys");
     r.key = rest.empty() ? "" : std::string(rest[0]);
     if (!r.keys)
         r.separator.clear();
@@ -227,20 +163,21 @@ int get_command(args a) {
 int put_command(args a) {
     kv_common c;
     std::uint64_t flags_value = 0, modify_index = 0;
-    bool cas = false;
+    bool cas = false, base64 = false;
     c.flags.add_uint("flags", &flags_value);
+    c.flags.add_bool("base64", &base64);
     c.flags.add_bool("cas", &cas);
     c.flags.add_uint("modify-index", &modify_index);
     std::vector<std::string_view> rest;
-    if (auto code = parse(c, a, rest))
+    if (auto code = kv_parse(c, a, rest))
         return *code;
     if (rest.empty())
-        return usage_error("Error! Missing KEY argument");
+        return kv_usage_error("Error! Missing KEY argument");
     if (rest.size() > 2)
-        return usage_error("Too many arguments (expected 1 or 2, got " +
-                           std::to_string(rest.size()) + ")");
+        return kv_usage_error("Too many arguments (expected 1 or 2, got " +
+                              std::to_string(rest.size()) + ")");
     if (cas && !c.flags.was_set("modify-index"))
-        return usage_error("Must specify -modify-index with -cas!");
+        return kv_usage_error("Must specify -modify-index with -cas!");
     std::string value = rest.size() == 2 ? std::string(rest[1]) : std::string();
     if (value == "-") {
         std::stringstream ss;
@@ -259,6 +196,19 @@ int put_command(args a) {
         ss << in.rdbuf();
         value = ss.str();
     }
+    if (base64) {
+        std::size_t bad_at = 0;
+        auto decoded = codec::base64_decode(value, &bad_at);
+        if (!decoded) {
+            // consul kv put's text (which then writes an empty value; this writes nothing).
+            std::fprintf(stderr,
+                         "Error! Cannot base 64 decode data: illegal base64 data at input byte "
+                         "%zu\n",
+                         bad_at);
+            return exit_code::error;
+        }
+        value = std::move(*decoded);
+    }
     auto o = kv_put_options{}.with_flags(flags_value);
     if (cas)
         o.with_cas(modify_index);
@@ -274,17 +224,17 @@ int delete_command(args a) {
     c.flags.add_bool("cas", &cas);
     c.flags.add_uint("modify-index", &modify_index);
     std::vector<std::string_view> rest;
-    if (auto code = parse(c, a, rest))
+    if (auto code = kv_parse(c, a, rest))
         return *code;
     if (rest.size() > 1)
-        return usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
-                           ")");
+        return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
+                              ")");
     if (rest.empty() && !recurse)
-        return usage_error("Error! Missing KEY argument");
+        return kv_usage_error("Error! Missing KEY argument");
     if (cas && !c.flags.was_set("modify-index"))
-        return usage_error("Must specify -modify-index with -cas!");
+        return kv_usage_error("Must specify -modify-index with -cas!");
     if (cas && recurse)
-        return usage_error("Cannot specify both -cas and -recurse!");
+        return kv_usage_error("Cannot specify both -cas and -recurse!");
     auto o = kv_delete_options{}.with_recurse(recurse);
     if (cas)
         o.with_cas(modify_index);
@@ -311,7 +261,12 @@ int kv_command(args a) {
         return put_command(rest);
     if (sub == "delete")
         return delete_command(rest);
-    return usage_error("Unknown kv subcommand '" + std::string(sub) + "': use get, put or delete");
+    if (sub == "export")
+        return export_command(rest);
+    if (sub == "import")
+        return import_command(rest);
+    return kv_usage_error("Unknown kv subcommand '" + std::string(sub) +
+                          "': use get, put, delete, export or import");
 }
 
 } // namespace conclave::cli

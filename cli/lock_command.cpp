@@ -28,9 +28,10 @@ constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <c
   <prefix>), runs the command while it is held, then releases it and deletes what it
   created. Compatible with `consul lock` and Consul's Go api.Lock / api.Semaphore.
 
-  The command's environment has CONSUL_LOCK_HELD=true and CONCLAVE_LOCK_TOKEN, the
+  The command's environment has CONSUL_LOCK_HELD=true, CONCLAVE_LOCK_TOKEN, the
   fencing token of this grant ("<modify index>:<lock index>:<session>:<key>"; later
-  grants have larger modify indexes).
+  grants have larger modify indexes), and CONCLAVE_SESSION_TTL, the session's TTL in
+  seconds.
 
   If the lock is lost, the command's process group gets SIGTERM, then SIGKILL after 5s,
   and conclave exits 3. SIGINT/SIGTERM sent to conclave are forwarded the same way; it
@@ -56,6 +57,11 @@ Options:
                            runs the arguments directly (PATH lookup).
   -pass-stdin              Give the command this process's stdin (default: /dev/null).
   -child-exit-code         Exit 2 when the command exits non-zero or dies of a signal.
+  -jeopardy-signal=<sig>   Signal sent to the command (its first process) when the
+                           lock is in jeopardy: renewals of the session failing or
+                           late, so it may be lost within the time left. USR1, SIGUSR1
+                           or a number; default none. A line on stderr either way.
+  -recovery-signal=<sig>   Signal sent when a renewal succeeds again. Default none.
   -verbose                 Report each step on stderr.
   -help                    Show this help.
 
@@ -80,6 +86,8 @@ int lock_command(args a) {
     flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("child-exit-code", &cfg.child_exit_code);
     flags.add_bool("verbose", &cfg.verbose);
+    flags.add_signal("jeopardy-signal", &cfg.signals.jeopardy);
+    flags.add_signal("recovery-signal", &cfg.signals.recovery);
     http.add_to(flags);
 
     std::vector<std::string_view> rest;

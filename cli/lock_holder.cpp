@@ -37,6 +37,11 @@ public:
     }
     bool held() const override { return lease_.valid() && lease_.held().has_value(); }
     const fencing_token& token() const override { return lease_.token(); }
+    asio::awaitable<std::tuple<error_code, hold_health>>
+    wait_health_change(hold_health seen) override {
+        co_return co_await lease_.async_wait_health_change(seen, tuple_awaitable);
+    }
+    std::chrono::steady_clock::duration remaining() const override { return lease_.remaining(); }
     asio::awaitable<error_code> release() override {
         auto [ec] = co_await lease_.async_release(tuple_awaitable);
         co_return ec;
@@ -76,6 +81,11 @@ public:
     }
     bool held() const override { return permit_.valid() && permit_.held().has_value(); }
     const fencing_token& token() const override { return permit_.token(); }
+    asio::awaitable<std::tuple<error_code, hold_health>>
+    wait_health_change(hold_health seen) override {
+        co_return co_await permit_.async_wait_health_change(seen, tuple_awaitable);
+    }
+    std::chrono::steady_clock::duration remaining() const override { return permit_.remaining(); }
     asio::awaitable<error_code> release() override {
         auto [ec] = co_await permit_.async_release(tuple_awaitable);
         co_return ec;

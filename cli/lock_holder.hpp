@@ -8,8 +8,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace conclave::cli {
 
@@ -24,6 +26,11 @@ public:
     /// Still held, as far as this process knows (no I/O).
     virtual bool held() const = 0;
     virtual const fencing_token& token() const = 0;
+    /// async_wait_health_change of the grant (never throws; operation_aborted when
+    /// cancelled), and its remaining(): for the jeopardy relay.
+    virtual boost::asio::awaitable<std::tuple<error_code, hold_health>>
+    wait_health_change(hold_health seen) = 0;
+    virtual std::chrono::steady_clock::duration remaining() const = 0;
     /// Gives the grant back (succeeds when it was already lost).
     virtual boost::asio::awaitable<error_code> release() = 0;
     /// Deletes the lock's key(s) when nobody holds them; errc::conflict while in use.

@@ -8,6 +8,7 @@
 #include "lock_holder.hpp"
 #include "lock_run.hpp"
 #include "session_keeper.hpp"
+#include "session_ttl.hpp"
 #include "startup_check.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -59,10 +60,17 @@ std::string describe_loss(const error_code& ec) {
     return ec.message();
 }
 
-programs::spawn_options make_child_options(const lock_settings& cfg, const lock_holder& holder) {
-    return child_options(
-        cfg.command, cfg.shell, cfg.pass_stdin,
-        {"CONSUL_LOCK_HELD=true", "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string()});
+programs::spawn_options make_child_options(const lock_settings& cfg, const lock_holder& holder,
+                                           const session& s) {
+    return child_options(cfg.command, cfg.shell, cfg.pass_stdin,
+                         {"CONSUL_LOCK_HELD=true",
+                          "CONCLAVE_LOCK_TOKEN=" + holder.token().to_string(),
+                          "CONCLAVE_SESSION_TTL=" + ttl_seconds(s.ttl())});
+}
+
+health_source health_of(lock_holder& holder) {
+    return {[&holder](hold_health seen) { return holder.wait_health_change(seen); },
+            [&holder] { return holder.remaining(); }};
 }
 
 // Release, delete the key(s) if nobody else uses them, destroy the session: on every path
@@ -158,7 +166,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         say("Lock acquired (" + holder->token().to_string() + "), starting child");
     int code = exit_code::ok;
     std::unique_ptr<programs::child_process> child;
-    const auto options = make_child_options(cfg, *holder);
+    const auto options = make_child_options(cfg, *holder, keeper.get());
     try {
         child = std::make_unique<programs::child_process>(options);
     } catch (const std::system_error& e) {
@@ -167,8 +175,11 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         code = exit_code::error;
     }
     if (child) {
+        // The relay never completes by itself: it only reports jeopardy while the others
+        // wait.
         auto r = co_await (programs::async_wait_exit(*child) || holder->wait_lost() ||
-                           next_signal(signals));
+                           next_signal(signals) ||
+                           relay_health(health_of(*holder), child->pid(), cfg.signals, "Lock"));
         int status = 0;
         if (r.index() == 0) {
             status = child->reap();
@@ -184,7 +195,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
             say("Lock lost (" + describe_loss(std::get<1>(r)) + "), killing child");
             status = co_await stop_child(*child, SIGTERM, &signals);
             code = exit_code::lock_lost;
-        } else {
+        } else if (r.index() == 2) {
             const int sig = std::get<2>(r);
             if (cfg.verbose)
                 say("Shutdown triggered, killing child");

@@ -2,6 +2,8 @@
 // `conclave lock` once its arguments are valid: acquire, run the child, release, clean up.
 #pragma once
 
+#include "jeopardy_relay.hpp"
+
 #include <conclave/client.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -25,6 +27,7 @@ struct lock_settings {
     bool pass_stdin = false;
     bool child_exit_code = false;
     bool verbose = false;
+    jeopardy_signals signals; ///< -jeopardy-signal, -recovery-signal
 };
 
 /// Returns the exit status. `signals` (SIGINT, SIGTERM) is installed by the caller before

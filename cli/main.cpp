@@ -20,9 +20,10 @@ struct command {
 constexpr command commands[] = {
     {"agent", conclave::cli::agent_command, "Runs the embedded dev agent (conclave agent -dev)"},
     {"elect", conclave::cli::elect_command, "Runs a command while leading an election"},
-    {"kv", conclave::cli::kv_command, "Reads, writes and deletes KV entries"},
+    {"kv", conclave::cli::kv_command, "Reads, writes, deletes, exports and imports KV entries"},
     {"lock", conclave::cli::lock_command, "Runs a command while holding a lock or semaphore"},
-    {"watch", conclave::cli::watch_command, "Prints each change of a key or prefix"},
+    {"watch", conclave::cli::watch_command,
+     "Prints each change of a key or prefix, or runs a handler"},
 };
 
 void print_usage(std::FILE* out) {

@@ -18,4 +18,16 @@ std::string check_session_ttl(std::chrono::nanoseconds ttl) {
     return "Session TTL must be between 10s and 24h, not " + codec::format_go_duration(ttl);
 }
 
+std::string ttl_seconds(std::chrono::milliseconds ttl) {
+    const auto ms = ttl.count();
+    std::string text = std::to_string(ms / 1000);
+    if (const auto frac = ms % 1000; frac != 0) {
+        std::string digits = std::to_string(1000 + frac).substr(1); // "005" for 5 ms
+        while (digits.back() == '0')
+            digits.pop_back();
+        text += "." + digits;
+    }
+    return text;
+}
+
 } // namespace conclave::cli

@@ -14,4 +14,8 @@ inline constexpr std::chrono::milliseconds default_session_ttl{15000};
 /// otherwise the message for the user.
 std::string check_session_ttl(std::chrono::nanoseconds ttl);
 
+/// The TTL in seconds for the child's CONCLAVE_SESSION_TTL: "15", or "10.5" when it is not
+/// whole (a number a shell script can compare; fractions only for odd -ttl values).
+std::string ttl_seconds(std::chrono::milliseconds ttl);
+
 } // namespace conclave::cli

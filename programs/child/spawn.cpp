@@ -122,7 +122,10 @@ spawned spawn(const spawn_options& options) {
     const std::string& program = options.argv.front();
 
     owned_fd in, out, err, ours;
-    if (options.stdin_null)
+    if (options.stdin_fd >= 0)
+        in = above_stdio(::fcntl(options.stdin_fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1),
+                         "cannot duplicate the child's stdin");
+    else if (options.stdin_null)
         in = above_stdio(::open("/dev/null", O_RDONLY | O_CLOEXEC), "cannot open /dev/null");
     if (options.stdout_pipe) {
         int fds[2];

@@ -14,9 +14,12 @@ struct spawn_options {
     std::vector<std::string> argv;      ///< argv[0]: a path, or a name looked up in PATH
     std::vector<std::string> extra_env; ///< "NAME=value", replacing inherited values
     bool stdin_null = true;             ///< stdin on /dev/null; otherwise ours
-    bool stdout_pipe = false;           ///< stdout to a pipe we read (child_process::read_line)
-    std::string stdout_file;            ///< otherwise, when set: created or truncated
-    std::string stderr_file;            ///< when set; may equal stdout_file (both go there)
+    /// When >= 0: the child's stdin is a duplicate of this descriptor (e.g. a memfd holding
+    /// its input: any size, no pipe to feed), whatever stdin_null says.
+    int stdin_fd = -1;
+    bool stdout_pipe = false; ///< stdout to a pipe we read (child_process::read_line)
+    std::string stdout_file;  ///< otherwise, when set: created or truncated
+    std::string stderr_file;  ///< when set; may equal stdout_file (both go there)
     /// A process group of its own, so a signal to the group reaches everything the child
     /// started (`sh -c 'a; b'`, pipelines), not only the child.
     bool own_process_group = false;

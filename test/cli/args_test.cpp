@@ -65,7 +65,7 @@ TEST_CASE("args: every command has -help", "[args]") {
     CHECK(unknown->err().find("unknown command 'frobnicate'") != std::string::npos);
     auto kv_unknown = f.run({"kv", "list"});
     CHECK(kv_unknown->wait(30s) == 1);
-    CHECK(kv_unknown->err().find("use get, put or delete") != std::string::npos);
+    CHECK(kv_unknown->err().find("use get, put, delete, export or import") != std::string::npos);
 }
 
 TEST_CASE("args: an unreachable agent is an error that names the address", "[args]") {

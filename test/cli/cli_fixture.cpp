@@ -87,15 +87,31 @@ void agent_thread::reset_state() {
     done.get_future().get();
 }
 
-process::process(std::vector<std::string> args, std::vector<std::string> env) {
+process::process(std::vector<std::string> args, std::vector<std::string> env,
+                 const std::string& stdin_path) {
     static std::atomic<unsigned> counter{0};
     const std::string base = "/tmp/conclave-cli-test-out-" + std::to_string(::getpid()) + "-" +
                              std::to_string(counter++);
     out_path_ = base + ".out";
     err_path_ = base + ".err";
     args.insert(args.begin(), CONCLAVE_EXE);
-    child_ = std::make_unique<programs::child_process>(
-        test_child(std::move(args), std::move(env), out_path_, err_path_));
+    auto options = test_child(std::move(args), std::move(env), out_path_, err_path_);
+    int in = -1;
+    if (!stdin_path.empty()) {
+        in = ::open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (in < 0)
+            throw std::runtime_error("cannot open " + stdin_path);
+        options.stdin_fd = in;
+    }
+    try {
+        child_ = std::make_unique<programs::child_process>(options);
+    } catch (...) {
+        if (in >= 0)
+            ::close(in);
+        throw;
+    }
+    if (in >= 0)
+        ::close(in); // the child has its own
 }
 
 process::~process() {
@@ -194,6 +210,14 @@ std::unique_ptr<process> cli_fixture::run(std::vector<std::string> args) const {
     return std::make_unique<process>(
         std::move(args),
         std::vector<std::string>{"CONSUL_HTTP_ADDR=" + agent.address(), "SHELL=/bin/sh"});
+}
+
+std::unique_ptr<process> cli_fixture::run_with_stdin(std::vector<std::string> args,
+                                                     const std::string& stdin_path) const {
+    return std::make_unique<process>(
+        std::move(args),
+        std::vector<std::string>{"CONSUL_HTTP_ADDR=" + agent.address(), "SHELL=/bin/sh"},
+        stdin_path);
 }
 
 std::vector<session_entry> cli_fixture::sessions() {

@@ -60,7 +60,9 @@ private:
 class process {
 public:
     /// `args` follow the executable's name; `env` ("NAME=value") is added to the test's.
-    explicit process(std::vector<std::string> args, std::vector<std::string> env = {});
+    /// Its stdin reads `stdin_path` when given, /dev/null otherwise.
+    explicit process(std::vector<std::string> args, std::vector<std::string> env = {},
+                     const std::string& stdin_path = {});
     ~process(); // SIGKILL and reap if still running: a failed test leaves nothing behind
     process(const process&) = delete;
     process& operator=(const process&) = delete;
@@ -101,6 +103,9 @@ struct cli_fixture {
     /// Runs `conclave <args...>` against the agent (CONSUL_HTTP_ADDR names it; a
     /// -http-addr flag overrides it), with SHELL=/bin/sh.
     std::unique_ptr<process> run(std::vector<std::string> args) const;
+    /// As run(), with stdin reading the file at `stdin_path`.
+    std::unique_ptr<process> run_with_stdin(std::vector<std::string> args,
+                                            const std::string& stdin_path) const;
     /// Path inside the scratch directory.
     std::string path(const std::string& name) const { return dir + "/" + name; }
 

@@ -2,62 +2,11 @@
 // A loss whose cleanup then fails (Consul answers nothing but errors): `conclave lock` and
 // `conclave elect -once` still exit 3, the loss, and report the failed cleanup.
 #include "cli/cli_fixture.hpp"
-#include "support/fault_proxy.hpp"
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-
-#include <future>
+#include "cli/proxy_thread.hpp"
 
 namespace conclave::test::cli {
 
 namespace {
-
-namespace asio = boost::asio;
-
-// A fault proxy in front of the test's server, served by a thread of its own so that the
-// conclave processes reach it while the test blocks.
-class proxy_thread {
-public:
-    explicit proxy_thread(const std::string& upstream)
-        : work_(ioc_.get_executor()) {
-        const auto colon = upstream.rfind(':');
-        proxy_ = std::make_unique<fault_proxy>(
-            ioc_.get_executor(), upstream.substr(0, colon),
-            static_cast<std::uint16_t>(std::stoi(upstream.substr(colon + 1))));
-        proxy_->start();
-        thread_ = std::thread([this] { ioc_.run(); });
-    }
-    ~proxy_thread() {
-        asio::post(ioc_, [this] {
-            proxy_->stop();
-            work_.reset();
-        });
-        thread_.join();
-    }
-    proxy_thread(const proxy_thread&) = delete;
-    proxy_thread& operator=(const proxy_thread&) = delete;
-
-    std::string address() const { return proxy_->http_address(); }
-
-    /// From now on every request fails with 500, and the requests under way (blocking
-    /// reads) are cut off, as when the servers lose their quorum.
-    void fail_everything() {
-        std::promise<void> done;
-        asio::post(ioc_, [&] {
-            proxy_->inject_errors("/v1/", 1'000'000, 500);
-            proxy_->drop_connections();
-            done.set_value();
-        });
-        done.get_future().get();
-    }
-
-private:
-    asio::io_context ioc_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_;
-    std::unique_ptr<fault_proxy> proxy_;
-    std::thread thread_;
-};
 
 // `args` run through the proxy with a child that writes `started` and then sleeps; once it
 // runs, Consul fails. Returns conclave's stderr after checking that it exited 3.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// -ttl of `conclave lock` and `conclave elect`: the session Consul keeps has it, and values
-// outside Consul's range are refused before anything reaches Consul.
+// -ttl of `conclave lock` and `conclave elect`: the session Consul keeps has it, the child
+// gets it in CONCLAVE_SESSION_TTL, and values outside Consul's range are refused before
+// anything reaches Consul.
 #include "cli/cli_fixture.hpp"
 
 #include <fstream>
@@ -14,14 +15,16 @@ namespace {
 void check_session_ttl(cli_fixture& f, std::vector<std::string> args) {
     const auto tok = f.path("token");
     const auto gate = f.path("gate");
-    args.push_back("echo $CONCLAVE_LOCK_TOKEN > " + tok + "; while [ ! -e " + gate +
-                   " ]; do sleep 0.05; done");
+    args.push_back("echo $CONCLAVE_SESSION_TTL > " + tok + ".ttl; echo $CONCLAVE_LOCK_TOKEN > " +
+                   tok + "; while [ ! -e " + gate + " ]; do sleep 0.05; done");
     auto p = f.run(args);
     REQUIRE(poll_until([&] { return read_lines(tok).size() == 1; }, 30s));
     const auto info = f.session_info(token_session(read_lines(tok).at(0)));
     REQUIRE(info);
     CHECK(info->ttl_text == "25s");
     CHECK(info->ttl == 25s);
+    // The child learns it too (in seconds).
+    CHECK(read_lines(tok + ".ttl") == std::vector<std::string>{"25"});
     std::ofstream{gate};
     const int code = p->wait();
     INFO(p->err());
