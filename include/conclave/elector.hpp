@@ -44,6 +44,13 @@ struct elector_options {
     std::chrono::milliseconds resign_holdoff{5000};
     /// Blocking wait while campaigning (see lock_options::wait).
     std::chrono::milliseconds wait{15000};
+    /// The value of the candidate that should lead when it runs (e.g. the node a deploy
+    /// makes leader). When set, candidates queue in fair mode (lock_options::fair), and a
+    /// leader that sees the preferred candidate waiting ends its term like a resign and hands
+    /// it the key in the releasing transaction: one write and the successor's wake-up, seen
+    /// by observe() as one change. Give every candidate the same value (two that prefer
+    /// different candidates would hand leadership back and forth).
+    std::string preferred;
 
     elector_options& with_value(std::string v) {
         value = std::move(v);
@@ -55,6 +62,10 @@ struct elector_options {
     }
     elector_options& with_resign_holdoff(std::chrono::milliseconds v) {
         resign_holdoff = v;
+        return *this;
+    }
+    elector_options& with_preferred(std::string v) {
+        preferred = std::move(v);
         return *this;
     }
     elector_options& with_wait(std::chrono::milliseconds v) {
@@ -73,13 +84,24 @@ public:
     const fencing_token& token() const noexcept { return lease_.token(); }
     /// The lease itself, e.g. for async_guarded_txn (writes that apply only while leading).
     const lock_lease& lease() const noexcept { return lease_; }
+    /// Completes when the term ends (lock_lease::async_wait_lost).
+    template <class Token = default_token_t>
+    auto async_wait_lost(Token&& token = {}) const {
+        return lease_.async_wait_lost(std::forward<Token>(token));
+    }
+    /// Ends the term: releases the key (lock_lease::async_release). For a term of
+    /// async_campaign; async_run ends its terms itself.
+    template <class Token = default_token_t>
+    auto async_release(Token&& token = {}) const {
+        return lease_.async_release(std::forward<Token>(token));
+    }
     /// held, jeopardy or lost (see hold_health and lock_lease::health).
     hold_health health() const { return lease_.health(); }
     /// Time the term may still be trusted if no renewal succeeds (lock_lease::remaining).
     std::chrono::steady_clock::duration remaining() const { return lease_.remaining(); }
     /// Completes when health() differs from `seen` (lock_lease::async_wait_health_change).
     template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
         return lease_.async_wait_health_change(seen, std::forward<Token>(token));
     }
 
@@ -152,9 +174,11 @@ public:
 
     /// One term, without async_run: waits until this process leads (as async_run
     /// campaigns) and completes with `void(error_code, leadership)`, errors as
-    /// async_run's. The term is the caller's to end with `leadership.lease().async_release()`
-    /// (with_leadership does it). is_leader() and async_resign() concern async_run's terms
-    /// only; errc::invalid_argument while async_run is running on this elector.
+    /// async_run's. The term is the caller's to end with `leadership::async_release()`
+    /// (with_leadership does it); is_leader() reports it. One term at a time per elector:
+    /// errc::invalid_argument while async_run runs, or another campaign or term is under way
+    /// (async_run is refused the same way meanwhile). async_resign, release_on_stop and the
+    /// preferred candidate's handover are async_run's only.
     template <class Token = default_token_t>
     auto async_campaign(session& s, Token&& token = {}) {
         return detail::initiate<void(error_code, leadership)>(token, &elector::campaign_impl,

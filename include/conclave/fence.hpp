@@ -50,14 +50,18 @@ CONCLAVE_DECL void fenced_put_impl(client c, std::string key, std::string value,
 } // namespace detail
 
 /// A fenced write to Consul's KV store: writes `value` to `key` unless the key was written
-/// with a newer token. The token's index is kept in the key's flags, so value and fence change
-/// in one atomic write (a read, then a check-and-set, retried when another writer came
-/// between). Every writer of `key` must write it this way: a plain PUT resets its flags.
+/// with a newer token or the token's session no longer holds its lock. The token's index is
+/// kept in the key's flags; value and fence are written in one transaction with a
+/// check-session on the lock (a read, then the transaction, retried after a short random
+/// pause when another writer came between). Every writer of `key` must write it this way: a
+/// plain PUT resets its flags, and a delete forgets the fence. For lock and leadership
+/// tokens.
 ///
-/// Completes with `void(error_code)`: success when written; errc::lock_lost ("fenced out":
-/// a newer grant wrote the key) when refused; errc::invalid_argument for an empty token or
-/// a `key` that is the token's own lock key; errc::timeout when other writers kept winning
-/// the race for the client's request timeout; the request's errors otherwise.
+/// Completes with `void(error_code)`: success when written; errc::lock_lost ("fenced out")
+/// for an older token or a grant that no longer holds its lock; errc::conflict for a key held
+/// by a session or carrying a lock's or semaphore's flags; errc::invalid_argument for an empty
+/// token or one of the lock's own keys; errc::timeout when other writers kept winning the
+/// race for the client's request timeout; the requests' errors otherwise.
 template <class Token = default_token_t>
 auto async_fenced_put(client& c, std::string key, std::string value, fencing_token t,
                       Token&& token = {}) {

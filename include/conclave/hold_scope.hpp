@@ -20,44 +20,78 @@ namespace conclave {
 
 /// Acquires `mutex` with `s`, runs `body(lease)` (a callable returning an asio::awaitable),
 /// and releases the lock after the body ends, however it ends. Returns the body's value or
-/// rethrows its exception.
+/// rethrows its exception. `mutex` and `s` must outlive the returned awaitable.
 ///
 /// When the lock is lost while the body runs, the body is cancelled (terminal cancellation:
 /// its next co_await throws operation_aborted) and with_lock, once the body has returned,
 /// throws conclave::error with the loss reason: errc::lock_lost, errc::session_invalidated or
 /// errc::session_expired, never operation_aborted, so a loss is told apart from the caller's
-/// own cancellation.
+/// own cancellation. What the body did meanwhile is unknown: fence its writes.
 ///
-/// Cancelling with_lock: while acquiring, the acquire ends with the lock not held; while the
-/// body runs, the body is cancelled and the lock released after it returned. The release
-/// itself is not interrupted (one request, bounded by the client's request timeout); if it
-/// fails (Consul unreachable), it is retried in the background until it succeeds or the
-/// session ends, so the key is never left held by a session that keeps renewing.
-/// Acquire errors are async_acquire's.
+/// Cancelling with_lock: while acquiring, the acquire ends with the lock not held; once it is
+/// held, the body is cancelled (or not started) and the lock released after it returned;
+/// with_lock then throws operation_aborted, unless the body had already returned a value.
+/// The release is not interrupted; while Consul cannot be reached it is retried, with pauses
+/// from 250 ms doubling to 8 s, until it succeeds or the session is lost. The scope runs as a
+/// coroutine of its own on the caller's executor: the caller's cancellation settings are
+/// left as they were. Acquire errors are async_acquire's.
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, lock_lease>> with_lock(lock& mutex, session& s,
                                                                    Body body) {
-    lock_lease lease = co_await mutex.async_acquire(s);
-    co_return co_await detail::hold(s, lease, lease, body, "the lock was lost while it was held");
+    auto acquire = [&mutex, s]() mutable {
+        return mutex.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    auto to_arg = [](const lock_lease& l) { return l; };
+    auto scope = detail::hold<lock_lease, lock_lease>(
+        s, std::move(acquire), to_arg, std::move(body), "the lock was lost while it was held");
+    auto ex = co_await asio::this_coro::executor;
+    if constexpr (std::is_void_v<detail::body_result_t<Body, lock_lease>>)
+        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    else {
+        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+        co_return std::move(*value);
+    }
 }
 
 /// with_lock for one slot of a semaphore: `body(permit)`.
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem, session& s,
                                                                  Body body) {
-    permit p = co_await sem.async_acquire(s);
-    co_return co_await detail::hold(s, p, p, body, "the permit was lost while it was held");
+    auto acquire = [&sem, s]() mutable {
+        return sem.async_acquire(s, nullptr, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    auto to_arg = [](const permit& p) { return p; };
+    auto scope = detail::hold<permit, permit>(s, std::move(acquire), to_arg, std::move(body),
+                                              "the permit was lost while it was held");
+    auto ex = co_await asio::this_coro::executor;
+    if constexpr (std::is_void_v<detail::body_result_t<Body, permit>>)
+        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    else {
+        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+        co_return std::move(*value);
+    }
 }
 
 /// with_lock for one term of leadership: campaigns with `s` (elector::async_campaign), runs
 /// `body(leadership)` while leading, steps down after it ends. For a process that should
-/// lead again after each term, elector::async_run campaigns in a loop.
+/// lead again after each term, elector::async_run campaigns in a loop (and alone honours
+/// release_on_stop, async_resign and the preferred candidate's handover).
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, leadership>> with_leadership(elector& e, session& s,
                                                                          Body body) {
-    leadership term = co_await e.async_campaign(s);
-    co_return co_await detail::hold(s, term.lease(), term, body,
-                                    "leadership was lost during the term");
+    auto acquire = [&e, s]() mutable {
+        return e.async_campaign(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    auto to_arg = [](const leadership& l) { return l; };
+    auto scope = detail::hold<leadership, leadership>(
+        s, std::move(acquire), to_arg, std::move(body), "leadership was lost during the term");
+    auto ex = co_await asio::this_coro::executor;
+    if constexpr (std::is_void_v<detail::body_result_t<Body, leadership>>)
+        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    else {
+        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+        co_return std::move(*value);
+    }
 }
 
 } // namespace conclave

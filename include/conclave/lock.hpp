@@ -67,6 +67,10 @@ struct lock_options {
     /// acquire. Without it, waiters of one process are served in arrival order, but
     /// processes race for the key when it is released.
     bool fair = false;
+    /// Fair mode: the value of the contender a release hands the key to first, when it waits
+    /// (here or in another process), ahead of older contenders. How the elector hands
+    /// leadership to its preferred candidate (elector_options::preferred).
+    std::string preferred;
 
     lock_options& with_value(std::string v) {
         value = std::move(v);
@@ -83,6 +87,10 @@ struct lock_options {
     }
     lock_options& with_fair(bool v = true) {
         fair = v;
+        return *this;
+    }
+    lock_options& with_preferred(std::string v) {
+        preferred = std::move(v);
         return *this;
     }
     lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {
@@ -109,7 +117,7 @@ public:
     /// deadline passed (errc::session_expired).
     /// Never completes with success. operation_aborted when cancelled.
     template <class Token = default_token_t>
-    auto async_wait_lost(Token&& token = {}) {
+    auto async_wait_lost(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &lock_lease::wait_lost_impl, state_);
     }
 
@@ -125,7 +133,7 @@ public:
     /// that no new work is started on a grant that may not outlive it. See
     /// session::async_wait_health_change.
     template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
         return detail::initiate<void(error_code, hold_health)>(
             token, &lock_lease::wait_health_change_impl, state_, seen);
     }
@@ -134,7 +142,7 @@ public:
     /// Retry-safe: releasing a lock that is no longer held succeeds; on a transport error
     /// the lease stays held and the call can be repeated.
     template <class Token = default_token_t>
-    auto async_release(Token&& token = {}) {
+    auto async_release(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &lock_lease::release_impl, state_);
     }
 
@@ -145,7 +153,7 @@ public:
     /// the transaction (`committed == false` with the errors of `ops` if one of them failed).
     /// At most 63 ops (Consul's limit of 64 includes the check).
     template <class Token = default_token_t>
-    auto async_guarded_txn(std::vector<txn_op> ops, Token&& token = {}) {
+    auto async_guarded_txn(std::vector<txn_op> ops, Token&& token = {}) const {
         return detail::initiate<void(error_code, txn_result)>(token, &lock_lease::guarded_txn_impl,
                                                               state_, std::move(ops));
     }

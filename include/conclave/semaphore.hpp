@@ -67,13 +67,13 @@ public:
     /// (errc::session_invalidated or errc::session_expired) when the session was lost. Never
     /// success; operation_aborted when cancelled.
     template <class Token = default_token_t>
-    auto async_wait_lost(Token&& token = {}) {
+    auto async_wait_lost(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &permit::wait_lost_impl, state_);
     }
 
     /// held, jeopardy (its session's renewals failing or late) or lost, now; lost once
     /// released or seen lost. Synchronous, no I/O: a change of the key is seen only while
-    /// async_wait_lost (or with_lock) watches it.
+    /// async_wait_lost (or with_permit) watches it.
     hold_health health() const;
     /// Time left before the session's local deadline (zero once lost or released): how
     /// long this grant may still be trusted if no renewal succeeds.
@@ -83,7 +83,7 @@ public:
     /// that no new work is started on a grant that may not outlive it. See
     /// session::async_wait_health_change.
     template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) {
+    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
         return detail::initiate<void(error_code, hold_health)>(
             token, &permit::wait_health_change_impl, state_, seen);
     }
@@ -91,7 +91,7 @@ public:
     /// Leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender
     /// key. Retry-safe.
     template <class Token = default_token_t>
-    auto async_release(Token&& token = {}) {
+    auto async_release(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &permit::release_impl, state_);
     }
 

@@ -20,10 +20,15 @@ namespace {
 // One candidate: an elector, its session, and its async_run in the background.
 struct candidate {
     candidate(recipes_fixture& f, std::string value)
+        : candidate(f, f.consul, elector_options{}.with_value(std::move(value))) {}
+    /// On a client of its own (another process, as far as the lock is concerned).
+    candidate(recipes_fixture& f, client& c, elector_options o)
         : fixture(f)
-        , el(f.consul, f.p + "leader", elector_options{}.with_value(std::move(value))) {}
+        , consul(c)
+        , el(c, f.p + "leader", std::move(o)) {}
 
     recipes_fixture& fixture;
+    client& consul;
     elector el;
     session s;
     asio::cancellation_signal stop;
@@ -54,7 +59,7 @@ struct candidate {
     }
 
     asio::awaitable<void> start(leader_task task) {
-        s = co_await session::async_create(fixture.consul, quick(2s));
+        s = co_await session::async_create(consul, quick(2s));
         *session_running = true;
         s.async_run(asio::bind_cancellation_slot(session_stop.slot(), [this](error_code) {
             *session_running = false;
@@ -322,6 +327,50 @@ TEST_CASE_METHOD(recipes_fixture, "losing the session ends async_run with sessio
         co_await a.finish();
         lock cleanup{consul, p + "leader"};
         co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+// A preferred candidate that starts campaigning gets the lead from the current leader, whose
+// term ends without a resign; an older contender in line is passed over. On one client
+// (the release hands the key to a local waiter) and on separate clients (to a contender in
+// another process, through its contender key).
+TEST_CASE_METHOD(recipes_fixture, "the leader hands over to the preferred candidate",
+                 "[elector][preferred]") {
+    const bool separate = GENERATE(false, true);
+    auto body = [&]() -> asio::awaitable<void> {
+        client second{ioc.get_executor(), server.client_config()};
+        client third{ioc.get_executor(), server.client_config()};
+        auto opts = [](std::string v) {
+            return elector_options{}.with_value(std::move(v)).with_preferred("b");
+        };
+        candidate a{*this, consul, opts("a")};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        // A contender that is not preferred waits its turn: a keeps leading.
+        candidate c{*this, separate ? third : consul, opts("c")};
+        co_await c.start(c.lead_forever());
+        auto still = co_await (a.wait_until([&] { return a.tasks_returned > 0; }) || sleep(300ms));
+        CHECK(still.index() == 1);
+        // The preferred one arrives: a's term ends, and b leads (not c, older in line).
+        candidate b{*this, separate ? second : consul, opts("b")};
+        co_await b.start(b.lead_forever());
+        co_await b.wait_until([&] { return b.terms == 1; });
+        CHECK(a.tasks_returned == 1);
+        CHECK(c.terms == 0);
+        CHECK(b.tokens.front().lock_index == a.tokens.front().lock_index + 1);
+        auto leader = co_await b.el.async_leader();
+        REQUIRE(leader);
+        CHECK(leader->value == "b");
+        // The preferred leader keeps the lead while the others wait.
+        auto kept = co_await (b.wait_until([&] { return b.tasks_returned > 0; }) || sleep(300ms));
+        CHECK(kept.index() == 1);
+        co_await b.finish();
+        co_await c.finish();
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+        co_await consul.async_kv_delete(p + "leader/", kv_delete_options{}.with_recurse());
     };
     run(ioc, body());
 }

@@ -97,27 +97,50 @@ TEST_CASE_METHOD(recipes_fixture, "a holder paused past its TTL is fenced out by
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(recipes_fixture, "concurrent fenced writers: the newest token's write stays",
+TEST_CASE_METHOD(recipes_fixture,
+                 "concurrent fenced writers: the holder's writes race, a stale one is refused",
                  "[fence]") {
     auto body = [&]() -> asio::awaitable<void> {
-        const std::string resource = p + "counter";
-        // Writers with increasing tokens race; whatever the interleaving, the key ends with
-        // the newest token, and no older token is written over it.
         using namespace boost::asio::experimental::awaitable_operators;
-        auto write = [&](std::uint64_t index) -> asio::awaitable<error_code> {
-            auto [ec] = co_await async_fenced_put(consul, resource, std::to_string(index),
-                                                  token_at(index), awaitable_tuple);
+        const std::string lock_key = p + "lock";
+        const std::string resource = p + "counter";
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, lock_key};
+        auto first = co_await mutex.async_acquire(a);
+        const fencing_token old = first.token();
+        co_await async_fenced_put(consul, resource, "a", old);
+        co_await first.async_release();
+        auto second = co_await mutex.async_acquire(b);
+        const fencing_token now = second.token();
+        auto write = [&](fencing_token t, std::string v) -> asio::awaitable<error_code> {
+            auto [ec] = co_await async_fenced_put(consul, resource, std::move(v), std::move(t),
+                                                  awaitable_tuple);
             co_return ec;
         };
-        auto [e1, e2, e3] = co_await (write(30) && write(10) && write(20));
+        // Two writes of the holder race for the key (each retries after a lost
+        // check-and-set); the released grant's write is refused whatever the interleaving.
+        auto [e1, e2, e3] = co_await (write(now, "b1") && write(now, "b2") && write(old, "a2"));
         CHECK_FALSE(e1);
-        CHECK((!e2 || e2 == errc::lock_lost));
-        CHECK((!e3 || e3 == errc::lock_lost));
+        CHECK_FALSE(e2);
+        CHECK(e3 == errc::lock_lost);
         auto stored = co_await consul.async_kv_get(resource);
         REQUIRE(stored.entry);
-        CHECK(stored.entry->value == "30");
-        CHECK(stored.entry->flags == 30);
-        co_await consul.async_kv_delete(resource);
+        CHECK((stored.entry->value == "b1" || stored.entry->value == "b2"));
+        CHECK(stored.entry->flags == now.modify_index);
+
+        // Keys a fenced write must not take over: a lock's key, one under it, a held key.
+        auto [own] =
+            co_await async_fenced_put(consul, lock_key + "/.queue/x", "v", now, awaitable_tuple);
+        CHECK(own == errc::invalid_argument);
+        co_await consul.async_kv_put(p + "held", "x", kv_put_options{}.with_acquire(b.id()));
+        auto [held] = co_await async_fenced_put(consul, p + "held", "v", now, awaitable_tuple);
+        CHECK(held == errc::conflict);
+
+        co_await second.async_release();
+        co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse());
+        co_await a.async_destroy();
+        co_await b.async_destroy();
     };
     run(ioc, body());
 }

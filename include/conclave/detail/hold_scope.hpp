@@ -5,11 +5,11 @@
 
 #include <conclave/error.hpp>
 #include <conclave/session.hpp>
+#include <conclave/with_diagnostics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -37,83 +37,112 @@ struct awaitable_value<asio::awaitable<T, Executor>> {
 template <class Body, class Arg>
 using body_result_t = typename awaitable_value<std::invoke_result_t<Body&, Arg&>>::type;
 
-/// The body's outcome (a value, or nothing for a void body).
+/// What the scope's own coroutine returns: the body's value in an optional (co_spawn needs a
+/// default-constructible result; the body's type need not be one), nothing for a void body.
 template <class R>
-struct body_value {
-    R value;
+struct scope_result {
+    using type = std::optional<R>;
 };
 template <>
-struct body_value<void> {};
+struct scope_result<void> {
+    using type = void;
+};
+template <class R>
+using scope_result_t = typename scope_result<R>::type;
 
-/// After a release that failed (Consul unreachable: the outcome is unknown), tries again with
-/// growing pauses until it succeeds or the session is lost, so that a key is not left held
-/// by a session that keeps renewing.
+/// Releases `grant`, retrying while Consul cannot be reached (the outcome of a failed release
+/// is unknown) until it succeeds, fails for good, or the session is lost (Consul then frees
+/// the key itself). Awaited, never left to run in the background: releases go by session,
+/// not by grant, so a retry left behind could release a later grant of the same session.
 template <class Grant>
-asio::awaitable<void> release_until_done(Grant grant, session s) {
-    asio::steady_timer pause{co_await asio::this_coro::executor};
-    std::chrono::milliseconds wait{250};
-    while (!s.lost()) {
-        pause.expires_after(wait);
-        co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
-        auto [ec] = co_await grant.async_release(asio::as_tuple(asio::use_awaitable));
-        if (!ec)
+asio::awaitable<void> release_grant(Grant& grant, const session& s) {
+    constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+    std::chrono::milliseconds pause{250};
+    for (;;) {
+        auto [ec] = co_await grant.async_release(tuple_awaitable);
+        if (!ec || !is_retryable(ec) || s.lost())
             co_return;
-        wait = std::min(2 * wait, std::chrono::milliseconds{8000});
+        asio::steady_timer timer{co_await asio::this_coro::executor,
+                                 std::min<session::clock::duration>(pause, s.remaining())};
+        co_await timer.async_wait(tuple_awaitable);
+        pause = std::min(2 * pause, std::chrono::milliseconds{8000});
     }
 }
 
-/// Runs `body(arg)` while `grant` is held, cancels it when the grant is lost, then releases
-/// the grant. Returns the body's value or rethrows its exception; throws conclave::error with
-/// the loss reason when the grant was lost first.
-template <class Grant, class Arg, class Body>
-asio::awaitable<body_result_t<Body, Arg>> hold(session s, Grant grant, Arg arg, Body& body,
-                                               const char* lost_message) {
+/// The whole scope, as a coroutine chain of its own (co_spawned by with_lock and the others):
+/// its cancellation settings stay its own, and the caller's cancellation reaches it through
+/// co_spawn. `acquire()` returns the awaitable acquire (with_diagnostics(as_tuple): an
+/// exception_ptr and the grant); the body gets `to_arg(grant)`.
+///
+/// No await throws on cancellation here (throw_if_cancelled(false)): every path reaches the
+/// release once the grant is acquired. The cancellation is read from the state instead.
+template <class Grant, class Arg, class Acquire, class ToArg, class Body>
+asio::awaitable<scope_result_t<body_result_t<Body, Arg>>>
+hold(session s, Acquire acquire, ToArg to_arg, Body body, const char* lost_message) {
     using namespace asio::experimental::awaitable_operators;
     using result_type = body_result_t<Body, Arg>;
     constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+    const auto cancelled = []() -> asio::awaitable<bool> {
+        auto state = co_await asio::this_coro::cancellation_state;
+        co_return state.cancelled() != asio::cancellation_type::none;
+    };
 
-    std::optional<body_value<result_type>> result;
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto [acquire_failure, grant] = co_await acquire();
+    if (acquire_failure) // (nothing held: an acquire that fails or is cancelled leaves none)
+        std::rethrow_exception(acquire_failure);
+
+    std::optional<std::conditional_t<std::is_void_v<result_type>, int, result_type>> result;
     std::exception_ptr failure;
     error_code lost;
-    // Named: the coroutines below refer to these lambdas, which must outlive them.
-    auto run_body = [&]() -> asio::awaitable<void> {
-        try {
-            if constexpr (std::is_void_v<result_type>) {
-                co_await body(arg);
-                result.emplace();
-            } else {
-                result_type value = co_await body(arg);
-                result.emplace(body_value<result_type>{std::move(value)});
+    bool lost_first = false;
+    // Cancelled right as the acquire completed: the body does not start.
+    if (co_await cancelled()) {
+        failure = std::make_exception_ptr(
+            boost::system::system_error(make_error_code(asio::error::operation_aborted)));
+    } else {
+        Arg arg = to_arg(grant);
+        // Named: the coroutines below refer to these lambdas, which must outlive them.
+        auto run_body = [&]() -> asio::awaitable<void> {
+            try {
+                if constexpr (std::is_void_v<result_type>) {
+                    co_await body(arg);
+                    result.emplace(0);
+                } else {
+                    result_type value = co_await body(arg);
+                    result.emplace(std::move(value));
+                }
+            } catch (...) {
+                failure = std::current_exception();
             }
-        } catch (...) {
-            failure = std::current_exception();
+        };
+        auto watch_loss = [&]() -> asio::awaitable<void> {
+            auto [ec] = co_await grant.async_wait_lost(tuple_awaitable);
+            lost = ec;
+        };
+        // The `||` cancels the other side and waits for it: when it completes, the body
+        // has returned, also when the caller cancelled (the cancellation reaches both).
+        try {
+            const auto ended = co_await (run_body() || watch_loss());
+            lost_first = ended.index() == 1 && lost != asio::error::operation_aborted;
+        } catch (...) { // (not expected: neither side throws)
+            if (!failure)
+                failure = std::current_exception();
         }
-    };
-    auto watch_loss = [&]() -> asio::awaitable<void> {
-        auto [ec] = co_await grant.async_wait_lost(tuple_awaitable);
-        lost = ec;
-    };
-    // The `||` cancels the other side and waits for it: when it completes, the body has
-    // returned, also when this coroutine was cancelled (the cancellation reaches both).
-    const auto ended = co_await (run_body() || watch_loss());
-    const bool lost_first = ended.index() == 1 && lost != asio::error::operation_aborted;
+    }
 
-    // The release runs whatever happened, cancellation included, and is not interrupted
-    // (one request, bounded by the client's request timeout).
+    // The release runs whatever happened, and nothing interrupts it.
     co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-    auto [release_failure] = co_await grant.async_release(tuple_awaitable);
-    if (release_failure && !s.lost())
-        asio::co_spawn(co_await asio::this_coro::executor, release_until_done(grant, s),
-                       asio::detached);
+    co_await release_grant(grant, s);
 
     if (lost_first)
         throw conclave::error(lost, diagnostics{0, {}, lost_message});
     if (failure)
         std::rethrow_exception(failure);
     if (!result) // (the body neither returned nor threw: not expected of an awaitable)
-        throw boost::system::system_error(asio::error::operation_aborted);
+        throw boost::system::system_error(make_error_code(asio::error::operation_aborted));
     if constexpr (!std::is_void_v<result_type>)
-        co_return std::move(result->value);
+        co_return std::move(result);
 }
 
 } // namespace conclave::detail

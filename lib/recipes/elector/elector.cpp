@@ -10,7 +10,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -23,16 +22,26 @@ struct elector_state {
         : consul(c)
         , key(std::move(k))
         , opts(std::move(o))
-        , mutex(c, key, lock_options{}.with_value(opts.value).with_wait(opts.wait)) {}
+        , mutex(c, key,
+                lock_options{}
+                    .with_value(opts.value)
+                    .with_wait(opts.wait)
+                    .with_fair(!opts.preferred.empty())
+                    .with_preferred(opts.preferred)) {}
 
     client consul;
     std::string key;
     elector_options opts;
     lock mutex;
-    std::optional<lock_lease> current; ///< while leading
+    std::optional<lock_lease> current; ///< while leading (async_run)
     bool running = false;              ///< an async_run is active
-    std::uint64_t resigns = 0;         ///< bumped by each async_resign
-    notifier changed;                  ///< resign requested, leadership ended
+    bool campaigning = false;          ///< an async_campaign is acquiring
+    std::optional<lock_lease> term;    ///< async_campaign's last term (held until released)
+
+    /// An async_campaign's campaign or term is under way.
+    bool campaign_busy() const { return campaigning || (term && term->held()); }
+    std::uint64_t resigns = 0; ///< bumped by each async_resign
+    notifier changed;          ///< resign requested, leadership ended
 };
 
 struct observer_state {
@@ -82,6 +91,26 @@ asio::awaitable<void> run_task(leader_task task, leadership l, std::exception_pt
     }
 }
 
+// While leading with a preferred candidate that is not us: completes when it waits for the
+// key (a live contender key with its value), so that the term ends and the release hands
+// it the key. Follows the contender keys with one blocking query.
+asio::awaitable<void> preferred_waiting(std::shared_ptr<elector_state> E, std::string own_session) {
+    if (E->opts.preferred.empty() || E->opts.preferred == E->opts.value)
+        for (;;) // never completes: only cancelled with the term
+            co_await E->changed.wait(clock::time_point::max());
+    watch contenders{E->consul, watch::prefix(E->key + "/.queue/")};
+    for (;;) {
+        auto [ec, snap] = co_await contenders.async_next(tuple_awaitable);
+        if (ec) {
+            co_await detail::sleep_for(std::chrono::seconds{1}); // (the watch paces retries)
+            continue;
+        }
+        for (const auto& c : snap.entries)
+            if (!c.session.empty() && c.session != own_session && c.value == E->opts.preferred)
+                co_return;
+    }
+}
+
 // After a resign: stay out until another candidate leads, or the hold-off passes.
 asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_session) {
     watch follow{E->consul, watch::key(E->key)};
@@ -102,7 +131,7 @@ asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_
 
 asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, leader_task task,
                                 diagnostics* diag) {
-    if (E->running)
+    if (E->running || E->campaign_busy())
         co_return make_error_code(errc::invalid_argument); // one campaign per elector
     E->running = true;
     struct running_flag {
@@ -137,10 +166,12 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
         auto lead = run_task(task, leadership{lease}, failure);
         auto lost = lease.async_wait_lost(tuple_awaitable);
         auto resign = resign_requested(E, resigns_seen);
+        auto hand_over = preferred_waiting(E, s.id());
         bool cancelled = false;
         std::size_t ended_by = 0;
         try {
-            auto outcome = co_await (std::move(lead) || std::move(lost) || std::move(resign));
+            auto outcome = co_await (std::move(lead) || std::move(lost) || std::move(resign) ||
+                                     std::move(hand_over));
             ended_by = outcome.index();
         } catch (const boost::system::system_error& e) {
             if (e.code() != asio::error::operation_aborted)
@@ -171,6 +202,15 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
 
 asio::awaitable<std::pair<error_code, leadership>> campaign(std::shared_ptr<elector_state> E,
                                                             session s, diagnostics* diag) {
+    // Checked here, not when the call is made: async_run marks itself running in its
+    // coroutine too, so whichever starts first wins.
+    if (E->running || E->campaign_busy())
+        co_return std::pair{make_error_code(errc::invalid_argument), leadership{}};
+    E->campaigning = true;
+    struct done_campaigning {
+        elector_state& e;
+        ~done_campaigning() { e.campaigning = false; }
+    } guard{*E};
     auto [failure, lease] = co_await E->mutex.async_acquire(s, with_diagnostics(tuple_awaitable));
     if (failure) {
         try {
@@ -178,9 +218,10 @@ asio::awaitable<std::pair<error_code, leadership>> campaign(std::shared_ptr<elec
         } catch (const conclave::error& e) {
             if (diag)
                 *diag = e.diag();
-            co_return std::pair{e.code(), leadership{lock_lease{}}};
+            co_return std::pair{e.code(), leadership{}};
         }
     }
+    E->term = lease;
     co_return std::pair{error_code{}, leadership{std::move(lease)}};
 }
 
@@ -229,7 +270,9 @@ const std::string& elector::key() const noexcept {
 }
 
 std::optional<fencing_token> elector::is_leader() const {
-    return state_->current ? state_->current->held() : std::nullopt;
+    if (state_->current)
+        return state_->current->held();
+    return state_->term ? state_->term->held() : std::nullopt;
 }
 
 leader_observer elector::observe() const {
@@ -252,12 +295,6 @@ void elector::campaign_impl(state_ptr E, session s, detail::diagnostics_route* r
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "elector::async_campaign needs a session");
     auto ex = E->consul.get_executor();
-    if (E->running) {
-        asio::post(ex, [h = std::move(h)]() mutable {
-            std::move(h)(make_error_code(errc::invalid_argument), leadership{lock_lease{}});
-        });
-        return;
-    }
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(ex, campaign(std::move(E), std::move(s), diag), std::move(h));
 }

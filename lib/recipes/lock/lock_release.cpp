@@ -25,14 +25,39 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
 
 namespace {
 
+// Fair mode with a preferred value: the preferred contender when it waits in another
+// process (a live contender key carrying that value, not ours, not a local waiter's).
+std::optional<kv_entry> preferred_elsewhere(const key_hub& hub, const std::string& releasing,
+                                            const std::string& preferred) {
+    if (preferred.empty() || !hub.fair() || !hub.known())
+        return std::nullopt;
+    for (const auto& c : hub.contenders()) {
+        const bool local = std::any_of(hub.queue.begin(), hub.queue.end(),
+                                       [&](const auto& w) { return w->contender_key == c.key; });
+        if (!c.session.empty() && c.value == preferred && c.session != releasing && !local)
+            return c;
+    }
+    return std::nullopt;
+}
+
 // The waiter a release may hand the key to: the front of the queue, if it is waiting for
-// its turn and its session is alive, and nobody else is mid-transaction on the key.
-std::shared_ptr<hub_waiter> next_in_line(key_hub& hub) {
+// its turn and its session is alive, and nobody else is mid-transaction on the key. With a
+// preferred value (fair mode): a local waiter with that value first; none when the
+// preferred contender waits in another process (next_elsewhere hands it the key).
+std::shared_ptr<hub_waiter> next_in_line(key_hub& hub, const std::string& releasing,
+                                         const std::string& preferred) {
     if (hub.attempt_in_flight || hub.queue.empty())
         return nullptr;
     auto usable = [](const std::shared_ptr<hub_waiter>& w) {
         return w->state == phase::waiting && !w->session->check(clock::now());
     };
+    if (hub.fair() && !preferred.empty()) {
+        for (auto& w : hub.queue)
+            if (w->value == preferred && w->session->id != releasing && usable(w))
+                return w;
+        if (preferred_elsewhere(hub, releasing, preferred))
+            return nullptr;
+    }
     if (hub.fair()) {
         // Only if the oldest contender across all processes is one of ours.
         for (auto& w : hub.queue)
@@ -58,9 +83,12 @@ void undo_handoff(const std::shared_ptr<key_hub>& hub, const hub_waiter& w,
 // deleted as last seen (so a contender that left meanwhile is not handed anything). It
 // learns from its own query that its session holds the key: 1.5 round trips per handoff
 // instead of release, wake, and an acquire of its own.
-std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& releasing) {
+std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& releasing,
+                                       const std::string& preferred) {
     if (!hub.fair() || !hub.known() || hub.attempt_in_flight)
         return std::nullopt;
+    if (auto p = preferred_elsewhere(hub, releasing, preferred))
+        return p;
     for (const auto& c : hub.contenders()) {
         if (c.session.empty())
             continue; // dead: pruned
@@ -80,8 +108,10 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         co_return error_code{};
     auto& lock = *L->lock;
     auto hub = lock.hub;
-    auto next = hand_over ? next_in_line(*hub) : nullptr;
-    auto elsewhere = hand_over && !next ? next_elsewhere(*hub, L->token.session) : std::nullopt;
+    const auto& releasing = L->token.session;
+    auto next = hand_over ? next_in_line(*hub, releasing, lock.opts.preferred) : nullptr;
+    auto elsewhere =
+        hand_over && !next ? next_elsewhere(*hub, releasing, lock.opts.preferred) : std::nullopt;
 
     std::vector<txn_op> ops{
         txn_op::unlock(L->token.key, L->token.session, lock.opts.value, lock_flag_value)};
@@ -115,6 +145,7 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         } else if (handed_over) {
             next->granted_entry = std::make_unique<kv_entry>(t.results.back());
             next->state = phase::granted;
+            next->wake.notify_all(); // (it may not be at the front: a preferred waiter)
             if (!next->contender_key.empty()) {
                 hub->contender_gone(next->contender_key);
                 next->contender_key.clear();

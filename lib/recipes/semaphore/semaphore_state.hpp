@@ -2,6 +2,7 @@
 // State of a semaphore object and of its permits, and what the prefix says about them.
 #pragma once
 
+#include "recipes/common/cas_race_backoff.hpp"
 #include "recipes/common/grant.hpp"
 #include "recipes/semaphore/semaphore_hub.hpp"
 #include "recipes/semaphore/semaphore_record.hpp"
@@ -59,23 +60,5 @@ struct semaphore_reading {
 /// is described in `diag` when given.
 semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
                             const std::vector<kv_entry>& entries, diagnostics* diag);
-
-/// After a lost CAS race on `.lock`: a random pause in [0, cap], cap doubling from 1 ms to
-/// 32 ms. Why: every participant writes the same `.lock`; retrying at once in lockstep lets
-/// the same few keep winning (seen in the benchmark: a release losing 16 races in a row to
-/// three acquirers against an agent in another process).
-class cas_race_backoff {
-public:
-    std::chrono::steady_clock::duration next() {
-        std::uniform_int_distribution<long> pick{0, cap_us_};
-        const auto d = std::chrono::microseconds{pick(rng_)};
-        cap_us_ = std::min<long>(cap_us_ * 2, 32000);
-        return d;
-    }
-
-private:
-    long cap_us_ = 1000;
-    std::minstd_rand rng_{std::random_device{}()};
-};
 
 } // namespace conclave::detail
