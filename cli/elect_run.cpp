@@ -237,7 +237,11 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
                   relay_health(std::move(health), child->pid(), cfg.signals, "Leadership"));
     const auto ec = r.index() == 0 ? std::get<0>(r) : error_code{asio::error::operation_aborted};
     if (!ec) {
-        // The child ended by itself: so does the term.
+        // The child ended by itself: so does the term, and what it started
+        // (`sh -c 'worker & exit 1'`) must not run on once the key is released, nor pile up
+        // over restarts. The exited command is not reaped yet, so its process group id
+        // still names its group.
+        child->signal(SIGKILL);
         const int status = child->reap();
         const auto ran = clock::now() - started;
         const bool leading = l.lease().held().has_value();
