@@ -46,6 +46,8 @@ void say(const std::string& text) {
     std::fprintf(stderr, "%s\n", text.c_str());
 }
 
+enum class stop_reason { other, lost, gave_up };
+
 struct elect_state {
     elect_state(const elect_settings& c, const asio::any_io_executor& ex)
         : cfg(c)
@@ -57,6 +59,10 @@ struct elect_state {
     programs::child_process* child = nullptr; ///< while a child runs
     bool stop = false;                        ///< the run is over: signal, -once, fatal error
     int exit = exit_code::ok;                 ///< the status of the first stop request
+    /// What the first stop request reports besides its status. A loss (-once) and giving up
+    /// outrank a failed cleanup: a supervisor waiting for 3 or 4 must see it (the failure is
+    /// on stderr). Kept apart from `exit`, which with -once may be the command's own status.
+    stop_reason reason = stop_reason::other;
     asio::steady_timer stop_event; ///< cancelled on a stop or rest request (a condition variable)
     restart_policy restarts;
     std::chrono::milliseconds session_ttl{0}; ///< in force for the current session
@@ -64,10 +70,11 @@ struct elect_state {
     /// the key) and stay out of the race this long before campaigning again.
     std::optional<clock::duration> rest;
 
-    void request_stop(int code) {
+    void request_stop(int code, stop_reason why = stop_reason::other) {
         if (!stop) {
             stop = true;
             exit = code;
+            reason = why;
         }
         stop_event.cancel();
     }
@@ -75,10 +82,8 @@ struct elect_state {
         rest = d;
         stop_event.cancel();
     }
-    // A failed cleanup makes the exit status 1, except after a loss: exit 3 reports the
-    // loss, which matters more to a supervisor (the failure is on stderr).
     void cleanup_failed() {
-        if (exit != exit_code::lock_lost)
+        if (reason == stop_reason::other)
             exit = exit_code::error;
     }
 };
@@ -144,7 +149,7 @@ bool after_exit(elect_state& st, int status, clock::duration ran) {
     if (d.give_up) {
         say("Child failed (" + describe_end(status, ran) + "), " + std::to_string(d.restart) +
             " times in a row; giving up (-max-restarts=" + std::to_string(limit) + ")");
-        st.request_stop(exit_code::restarts_exhausted);
+        st.request_stop(exit_code::restarts_exhausted, stop_reason::gave_up);
         return true;
     }
     std::string text = d.failed ? "Child failed (" : "Child exited (";
@@ -251,8 +256,10 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
             say("Child terminated (" + programs::describe_wait_status(status) +
                 "), ending the term");
         bool wait_for_cancel = false;
-        if (cfg.once)
-            st.request_stop(leading ? programs::shell_status(status) : exit_code::lock_lost);
+        if (cfg.once && leading)
+            st.request_stop(programs::shell_status(status));
+        else if (cfg.once)
+            st.request_stop(exit_code::lock_lost, stop_reason::lost);
         else if (!st.stop) // (not when a signal to conclave, forwarded, ended it)
             wait_for_cancel = after_exit(st, status, ran);
         if (st.stop || wait_for_cancel)
@@ -271,7 +278,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         say("Leadership lost, killing child");
         status = co_await stop_child(*child, SIGTERM, nullptr);
         if (cfg.once)
-            st.request_stop(exit_code::lock_lost);
+            st.request_stop(exit_code::lock_lost, stop_reason::lost);
     }
     if (cfg.verbose)
         say("Child terminated (" + programs::describe_wait_status(status) + ")");
