@@ -321,9 +321,19 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
 
         // Terms on this session, until it is lost or the run stops. A term that asks for a
         // rest ends the campaign (the key is released as it ends), and the next starts after
-        // the rest: meanwhile another candidate can lead.
+        // the rest: meanwhile another candidate can lead. The rest is taken before a
+        // campaign, not after the one that ended: when that campaign also ended by itself
+        // (the session lost at the same moment), the rest still applies to the first
+        // campaign on the next session, instead of cancelling it as soon as it starts.
         std::optional<failure> ended; // the campaign's own end
         for (;;) {
+            if (st.rest) {
+                const auto rest = *st.rest;
+                st.rest.reset();
+                co_await (pause(rest) || stopped(&st));
+                if (st.stop)
+                    break;
+            }
             auto r =
                 co_await (el.async_run(keeper.get(), task, with_text) || stopped_or_resting(&st));
             if (r.index() == 0) {
@@ -331,11 +341,6 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
                 break;
             }
             if (st.stop || !st.rest)
-                break;
-            const auto rest = *st.rest;
-            st.rest.reset();
-            co_await (pause(rest) || stopped(&st));
-            if (st.stop)
                 break;
         }
         bool retry_later = false;
