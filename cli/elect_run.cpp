@@ -37,8 +37,6 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-// The session of `consul lock` (TTL -ttl, bound to serfHealth, released keys on loss);
-// the lock-delay is -lock-delay.
 // Waits before retrying after a failure to create a session or to campaign: 1 s doubling.
 constexpr std::chrono::seconds max_retry_wait{16};
 
@@ -147,8 +145,11 @@ bool after_exit(elect_state& st, int status, clock::duration ran) {
     const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(d.delay);
     const auto limit = st.restarts.max_restarts();
     if (d.give_up) {
-        say("Child failed (" + describe_end(status, ran) + "), " + std::to_string(d.restart) +
-            " times in a row; giving up (-max-restarts=" + std::to_string(limit) + ")");
+        // (-max-restarts=0: a single failure, no "1 times in a row".)
+        const auto in_a_row =
+            d.restart > 1 ? ", " + std::to_string(d.restart) + " times in a row" : std::string();
+        say("Child failed (" + describe_end(status, ran) + ")" + in_a_row +
+            "; giving up (-max-restarts=" + std::to_string(limit) + ")");
         st.request_stop(exit_code::restarts_exhausted, stop_reason::gave_up);
         return true;
     }
@@ -250,9 +251,11 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         const int status = child->reap();
         const auto ran = clock::now() - started;
         const bool leading = l.lease().held().has_value();
+        // (Not when a signal to conclave, forwarded, ended it.)
+        const bool restarting = !cfg.once && !st.stop;
         if (!leading)
             say("Leadership lost while the child ran");
-        else if (cfg.verbose)
+        else if (cfg.verbose && !restarting) // (after_exit reports the exit otherwise)
             say("Child terminated (" + programs::describe_wait_status(status) +
                 "), ending the term");
         bool wait_for_cancel = false;
@@ -260,7 +263,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
             st.request_stop(programs::shell_status(status));
         else if (cfg.once)
             st.request_stop(exit_code::lock_lost, stop_reason::lost);
-        else if (!st.stop) // (not when a signal to conclave, forwarded, ended it)
+        else if (restarting)
             wait_for_cancel = after_exit(st, status, ran);
         if (st.stop || wait_for_cancel)
             co_await park(); // as above: released once, by the cancelled run
@@ -288,6 +291,8 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     const auto& cfg = st.cfg;
     elector el{consul, cfg.key, elector_options{}.with_value(cfg.value)};
     leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
+    // The session of `consul lock` (TTL -ttl, bound to serfHealth, keys released when it
+    // ends), with -lock-delay.
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
                     .with_ttl(cfg.ttl)

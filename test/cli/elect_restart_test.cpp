@@ -86,6 +86,9 @@ TEST_CASE("elect: a command killed by a signal counts as failed", "[elect]") {
     INFO(err);
     CHECK(code == 4);
     CHECK(err.find("Child failed (killed by signal 9") != std::string::npos);
+    // A single failure: not "1 times in a row".
+    CHECK(err.find("); giving up (-max-restarts=0)") != std::string::npos);
+    CHECK(err.find("times in a row") == std::string::npos);
 }
 
 TEST_CASE("elect: while a failing command's node backs off, another candidate leads", "[elect]") {
