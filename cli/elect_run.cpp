@@ -37,14 +37,14 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-// The session of `consul lock` (TTL -ttl, bound to serfHealth, released keys on loss);
-// the lock-delay is -lock-delay.
 // Waits before retrying after a failure to create a session or to campaign: 1 s doubling.
 constexpr std::chrono::seconds max_retry_wait{16};
 
 void say(const std::string& text) {
     std::fprintf(stderr, "%s\n", text.c_str());
 }
+
+enum class stop_reason { other, lost, gave_up };
 
 struct elect_state {
     elect_state(const elect_settings& c, const asio::any_io_executor& ex)
@@ -57,6 +57,10 @@ struct elect_state {
     programs::child_process* child = nullptr; ///< while a child runs
     bool stop = false;                        ///< the run is over: signal, -once, fatal error
     int exit = exit_code::ok;                 ///< the status of the first stop request
+    /// What the first stop request reports besides its status. A loss (-once) and giving up
+    /// outrank a failed cleanup: a supervisor waiting for 3 or 4 must see it (the failure is
+    /// on stderr). Kept apart from `exit`, which with -once may be the command's own status.
+    stop_reason reason = stop_reason::other;
     asio::steady_timer stop_event; ///< cancelled on a stop or rest request (a condition variable)
     restart_policy restarts;
     std::chrono::milliseconds session_ttl{0}; ///< in force for the current session
@@ -64,10 +68,11 @@ struct elect_state {
     /// the key) and stay out of the race this long before campaigning again.
     std::optional<clock::duration> rest;
 
-    void request_stop(int code) {
+    void request_stop(int code, stop_reason why = stop_reason::other) {
         if (!stop) {
             stop = true;
             exit = code;
+            reason = why;
         }
         stop_event.cancel();
     }
@@ -75,10 +80,8 @@ struct elect_state {
         rest = d;
         stop_event.cancel();
     }
-    // A failed cleanup makes the exit status 1, except after a loss: exit 3 reports the
-    // loss, which matters more to a supervisor (the failure is on stderr).
     void cleanup_failed() {
-        if (exit != exit_code::lock_lost)
+        if (reason == stop_reason::other)
             exit = exit_code::error;
     }
 };
@@ -142,9 +145,12 @@ bool after_exit(elect_state& st, int status, clock::duration ran) {
     const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(d.delay);
     const auto limit = st.restarts.max_restarts();
     if (d.give_up) {
-        say("Child failed (" + describe_end(status, ran) + "), " + std::to_string(d.restart) +
-            " times in a row; giving up (-max-restarts=" + std::to_string(limit) + ")");
-        st.request_stop(exit_code::restarts_exhausted);
+        // (-max-restarts=0: a single failure, no "1 times in a row".)
+        const auto in_a_row =
+            d.restart > 1 ? ", " + std::to_string(d.restart) + " times in a row" : std::string();
+        say("Child failed (" + describe_end(status, ran) + ")" + in_a_row +
+            "; giving up (-max-restarts=" + std::to_string(limit) + ")");
+        st.request_stop(exit_code::restarts_exhausted, stop_reason::gave_up);
         return true;
     }
     std::string text = d.failed ? "Child failed (" : "Child exited (";
@@ -237,19 +243,27 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
                   relay_health(std::move(health), child->pid(), cfg.signals, "Leadership"));
     const auto ec = r.index() == 0 ? std::get<0>(r) : error_code{asio::error::operation_aborted};
     if (!ec) {
-        // The child ended by itself: so does the term.
+        // The child ended by itself: so does the term, and what it started
+        // (`sh -c 'worker & exit 1'`) must not run on once the key is released, nor pile up
+        // over restarts. The exited command is not reaped yet, so its process group id
+        // still names its group.
+        child->signal(SIGKILL);
         const int status = child->reap();
         const auto ran = clock::now() - started;
         const bool leading = l.lease().held().has_value();
+        // (Not when a signal to conclave, forwarded, ended it.)
+        const bool restarting = !cfg.once && !st.stop;
         if (!leading)
             say("Leadership lost while the child ran");
-        else if (cfg.verbose)
+        else if (cfg.verbose && !restarting) // (after_exit reports the exit otherwise)
             say("Child terminated (" + programs::describe_wait_status(status) +
                 "), ending the term");
         bool wait_for_cancel = false;
-        if (cfg.once)
-            st.request_stop(leading ? programs::shell_status(status) : exit_code::lock_lost);
-        else if (!st.stop) // (not when a signal to conclave, forwarded, ended it)
+        if (cfg.once && leading)
+            st.request_stop(programs::shell_status(status));
+        else if (cfg.once)
+            st.request_stop(exit_code::lock_lost, stop_reason::lost);
+        else if (restarting)
             wait_for_cancel = after_exit(st, status, ran);
         if (st.stop || wait_for_cancel)
             co_await park(); // as above: released once, by the cancelled run
@@ -267,7 +281,7 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         say("Leadership lost, killing child");
         status = co_await stop_child(*child, SIGTERM, nullptr);
         if (cfg.once)
-            st.request_stop(exit_code::lock_lost);
+            st.request_stop(exit_code::lock_lost, stop_reason::lost);
     }
     if (cfg.verbose)
         say("Child terminated (" + programs::describe_wait_status(status) + ")");
@@ -277,6 +291,8 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     const auto& cfg = st.cfg;
     elector el{consul, cfg.key, elector_options{}.with_value(cfg.value)};
     leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
+    // The session of `consul lock` (TTL -ttl, bound to serfHealth, keys released when it
+    // ends), with -lock-delay.
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
                     .with_ttl(cfg.ttl)
@@ -310,9 +326,19 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
 
         // Terms on this session, until it is lost or the run stops. A term that asks for a
         // rest ends the campaign (the key is released as it ends), and the next starts after
-        // the rest: meanwhile another candidate can lead.
+        // the rest: meanwhile another candidate can lead. The rest is taken before a
+        // campaign, not after the one that ended: when that campaign also ended by itself
+        // (the session lost at the same moment), the rest still applies to the first
+        // campaign on the next session, instead of cancelling it as soon as it starts.
         std::optional<failure> ended; // the campaign's own end
         for (;;) {
+            if (st.rest) {
+                const auto rest = *st.rest;
+                st.rest.reset();
+                co_await (pause(rest) || stopped(&st));
+                if (st.stop)
+                    break;
+            }
             auto r =
                 co_await (el.async_run(keeper.get(), task, with_text) || stopped_or_resting(&st));
             if (r.index() == 0) {
@@ -320,11 +346,6 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
                 break;
             }
             if (st.stop || !st.rest)
-                break;
-            const auto rest = *st.rest;
-            st.rest.reset();
-            co_await (pause(rest) || stopped(&st));
-            if (st.stop)
                 break;
         }
         bool retry_later = false;

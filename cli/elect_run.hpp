@@ -4,6 +4,7 @@
 #pragma once
 
 #include "jeopardy_relay.hpp"
+#include "session_ttl.hpp"
 
 #include <conclave/client.hpp>
 
@@ -23,8 +24,8 @@ struct elect_settings {
     std::string value;                ///< published in the key while leading (-name)
     std::string session_name;
     std::chrono::milliseconds lock_delay{15000};
-    std::chrono::milliseconds ttl{15000}; ///< the session's (-ttl)
-    std::int64_t max_restarts = -1;       ///< failures in a row restarted; < 0: no limit
+    std::chrono::milliseconds ttl{default_session_ttl}; ///< the session's (-ttl)
+    std::int64_t max_restarts = -1; ///< failures in a row restarted; < 0: no limit
     bool shell = true;
     bool pass_stdin = false;
     bool once = false;

@@ -12,12 +12,14 @@ inline constexpr int error = 1;
 inline constexpr int child_failed = 2;
 /// `lock`: the lock (or semaphore slot) was lost while the child ran; the child was
 /// terminated. `consul lock` exits 0 there. `elect -once`: leadership was lost during the
-/// term. (`elect -once` otherwise exits with the child's own status.) Also when the cleanup
-/// after the loss failed (it is reported on stderr): a supervisor waiting for the loss must
-/// see it, and the cleanup often fails for the loss's own reason (Consul unreachable).
+/// term. (`elect -once` otherwise exits with the child's own status, 1 when the cleanup
+/// failed, even if the child's status was 3.) Also when the cleanup after the loss failed
+/// (it is reported on stderr): a supervisor waiting for the loss must see it, and the
+/// cleanup often fails for the loss's own reason (Consul unreachable).
 inline constexpr int lock_lost = 3;
 /// `elect -max-restarts=N`: the command failed N + 1 times in a row (its first run and N
-/// restarts); conclave gave up, released the key and cleaned up.
+/// restarts); conclave gave up, released the key and cleaned up. Also when that cleanup
+/// failed (it is reported on stderr): a supervisor waiting for it must see it.
 inline constexpr int restarts_exhausted = 4;
 /// `lock`, `elect`: conclave got SIGINT/SIGTERM, forwarded it and cleaned up: 128 + the
 /// signal.

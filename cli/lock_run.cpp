@@ -182,6 +182,10 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
                            relay_health(health_of(*holder), child->pid(), cfg.signals, "Lock"));
         int status = 0;
         if (r.index() == 0) {
+            // What the command started (`sh -c 'worker & exit 1'`) must not run on once the
+            // lock is released. The exited command is not reaped yet, so its process group
+            // id still names its group.
+            child->signal(SIGKILL);
             status = child->reap();
             if (!holder->held()) {
                 // It ended before the loss was noticed, but not entirely under the lock.

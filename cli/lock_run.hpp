@@ -3,6 +3,7 @@
 #pragma once
 
 #include "jeopardy_relay.hpp"
+#include "session_ttl.hpp"
 
 #include <conclave/client.hpp>
 
@@ -22,7 +23,7 @@ struct lock_settings {
     std::chrono::nanoseconds timeout{0};
     unsigned monitor_retries = 3;
     std::string session_name;
-    std::chrono::milliseconds ttl{15000}; ///< the session's (-ttl)
+    std::chrono::milliseconds ttl{default_session_ttl}; ///< the session's (-ttl)
     bool shell = true;
     bool pass_stdin = false;
     bool child_exit_code = false;

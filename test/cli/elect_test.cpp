@@ -152,12 +152,17 @@ TEST_CASE("elect: one child at a time, a lost session kills it and the other tak
 TEST_CASE("elect: a command that exits ends the term, and the next term runs it again", "[elect]") {
     cli_fixture f;
     const auto runs = f.path("runs");
-    auto p = f.run({"elect", "svc/again", "--", "echo $CONCLAVE_LOCK_TOKEN >> " + runs});
+    auto p =
+        f.run({"elect", "-verbose", "svc/again", "--", "echo $CONCLAVE_LOCK_TOKEN >> " + runs});
     REQUIRE(poll_until([&] { return read_lines(runs).size() >= 2; }, 30s));
     p->signal(SIGTERM);
     const int code = p->wait(30s);
-    INFO(p->err());
+    const auto err = p->err();
+    INFO(err);
     CHECK(code == 128 + SIGTERM);
+    // One line per exit, also with -verbose.
+    CHECK(err.find("Child exited (exit status 0 after ") != std::string::npos);
+    CHECK(err.find("ending the term") == std::string::npos);
     const auto tokens = read_lines(runs);
     REQUIRE(tokens.size() >= 2);
     // A new term each time: the key was released in between, the session kept.
