@@ -41,16 +41,8 @@ asio::awaitable<detail::body_result_t<Body, lock_lease>> with_lock(lock& mutex, 
     auto acquire = [&mutex, s]() mutable {
         return mutex.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    auto to_arg = [](const lock_lease& l) { return l; };
-    auto scope = detail::hold<lock_lease, lock_lease>(
-        s, std::move(acquire), to_arg, std::move(body), "the lock was lost while it was held");
-    auto ex = co_await asio::this_coro::executor;
-    if constexpr (std::is_void_v<detail::body_result_t<Body, lock_lease>>)
-        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-    else {
-        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-        co_return std::move(*value);
-    }
+    return detail::spawn_scope<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
+        s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
 }
 
 /// with_lock for one slot of a semaphore: `body(permit)`.
@@ -60,16 +52,8 @@ asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem,
     auto acquire = [&sem, s]() mutable {
         return sem.async_acquire(s, nullptr, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    auto to_arg = [](const permit& p) { return p; };
-    auto scope = detail::hold<permit, permit>(s, std::move(acquire), to_arg, std::move(body),
-                                              "the permit was lost while it was held");
-    auto ex = co_await asio::this_coro::executor;
-    if constexpr (std::is_void_v<detail::body_result_t<Body, permit>>)
-        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-    else {
-        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-        co_return std::move(*value);
-    }
+    return detail::spawn_scope<detail::body_result_t<Body, permit>>(detail::hold<permit>(
+        s, std::move(acquire), std::move(body), "the permit was lost while it was held"));
 }
 
 /// with_lock for one term of leadership: campaigns with `s` (elector::async_campaign), runs
@@ -82,16 +66,8 @@ asio::awaitable<detail::body_result_t<Body, leadership>> with_leadership(elector
     auto acquire = [&e, s]() mutable {
         return e.async_campaign(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    auto to_arg = [](const leadership& l) { return l; };
-    auto scope = detail::hold<leadership, leadership>(
-        s, std::move(acquire), to_arg, std::move(body), "leadership was lost during the term");
-    auto ex = co_await asio::this_coro::executor;
-    if constexpr (std::is_void_v<detail::body_result_t<Body, leadership>>)
-        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-    else {
-        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-        co_return std::move(*value);
-    }
+    return detail::spawn_scope<detail::body_result_t<Body, leadership>>(detail::hold<leadership>(
+        s, std::move(acquire), std::move(body), "leadership was lost during the term"));
 }
 
 } // namespace conclave

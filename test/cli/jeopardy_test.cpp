@@ -81,7 +81,7 @@ TEST_CASE("lock: -jeopardy-signal and -recovery-signal reach the child when a re
                        "the child)\n") != std::string::npos);
 }
 
-TEST_CASE("elect: jeopardy is reported on stderr and sends no signal unless asked; "
+TEST_CASE("elect: jeopardy is reported on stderr and sends no signal unless asked, and "
           "-recovery-signal reaches the child",
           "[elect][jeopardy]") {
     cli_fixture f;

@@ -48,7 +48,7 @@ TEST_CASE("kv: -base64 shows values base64-encoded and takes them so", "[kv]") {
     CHECK(f.run({"kv", "delete", "bin/k"})->wait() == 0);
 }
 
-TEST_CASE("kv: get -recurse prints key:value lines; delete -recurse deletes only the prefix",
+TEST_CASE("kv: get -recurse prints key:value lines, delete -recurse deletes only the prefix",
           "[kv]") {
     cli_fixture f;
     for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{

@@ -121,7 +121,7 @@ TEST_CASE("watch -type without a handler prints the state indented, as consul wa
     CHECK(f.run({"kv", "delete", "p/a"})->wait() == 0);
 }
 
-TEST_CASE("watch -type: a failing handler ends the watch with 1; SIGTERM reaches a running one",
+TEST_CASE("watch -type: a failing handler ends the watch with 1, SIGTERM reaches a running one",
           "[watch][typed]") {
     cli_fixture f;
     auto failing = f.run({"watch", "-type=key", "-key=k", "exit 3"});

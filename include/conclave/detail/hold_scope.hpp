@@ -72,15 +72,15 @@ asio::awaitable<void> release_grant(Grant& grant, const session& s) {
 /// The whole scope, as a coroutine chain of its own (co_spawned by with_lock and the others):
 /// its cancellation settings stay its own, and the caller's cancellation reaches it through
 /// co_spawn. `acquire()` returns the awaitable acquire (with_diagnostics(as_tuple): an
-/// exception_ptr and the grant); the body gets `to_arg(grant)`.
+/// exception_ptr and the grant); the body gets the grant.
 ///
 /// No await throws on cancellation here (throw_if_cancelled(false)): every path reaches the
 /// release once the grant is acquired. The cancellation is read from the state instead.
-template <class Grant, class Arg, class Acquire, class ToArg, class Body>
-asio::awaitable<scope_result_t<body_result_t<Body, Arg>>>
-hold(session s, Acquire acquire, ToArg to_arg, Body body, const char* lost_message) {
+template <class Grant, class Acquire, class Body>
+asio::awaitable<scope_result_t<body_result_t<Body, Grant>>>
+hold(session s, Acquire acquire, Body body, const char* lost_message) {
     using namespace asio::experimental::awaitable_operators;
-    using result_type = body_result_t<Body, Arg>;
+    using result_type = body_result_t<Body, Grant>;
     constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
     const auto cancelled = []() -> asio::awaitable<bool> {
         auto state = co_await asio::this_coro::cancellation_state;
@@ -101,7 +101,7 @@ hold(session s, Acquire acquire, ToArg to_arg, Body body, const char* lost_messa
         failure = std::make_exception_ptr(
             boost::system::system_error(make_error_code(asio::error::operation_aborted)));
     } else {
-        Arg arg = to_arg(grant);
+        Grant arg = grant; // (the body's copy: it may move from it)
         // Named: the coroutines below refer to these lambdas, which must outlive them.
         auto run_body = [&]() -> asio::awaitable<void> {
             try {
@@ -143,6 +143,19 @@ hold(session s, Acquire acquire, ToArg to_arg, Body body, const char* lost_messa
         throw boost::system::system_error(make_error_code(asio::error::operation_aborted));
     if constexpr (!std::is_void_v<result_type>)
         co_return std::move(result);
+}
+
+/// Runs a scope (hold()) as a coroutine of its own on the caller's executor and gives the
+/// body's value.
+template <class R, class Scope>
+asio::awaitable<R> spawn_scope(Scope scope) {
+    auto ex = co_await asio::this_coro::executor;
+    if constexpr (std::is_void_v<R>) {
+        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    } else {
+        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+        co_return std::move(*value);
+    }
 }
 
 } // namespace conclave::detail

@@ -80,7 +80,7 @@ void undo_handoff(const std::shared_ptr<key_hub>& hub, const hub_waiter& w,
 // Fair mode: the oldest contender with a live session, when it waits in another process
 // (a local one is next_in_line's). The release then hands the key to it too: the lock
 // written with its session and its value (its contender key carries it), its contender key
-// deleted as last seen (so a contender that left meanwhile is not handed anything). It
+// checked as last seen and deleted (a contender that left meanwhile is handed nothing). It
 // learns from its own query that its session holds the key: 1.5 round trips per handoff
 // instead of release, wake, and an acquire of its own.
 std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& releasing,
@@ -118,7 +118,10 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
     if (elsewhere) {
         ops.push_back(
             txn_op::lock(L->token.key, elsewhere->session, elsewhere->value, lock_flag_value));
-        ops.push_back(txn_op::remove_cas(elsewhere->key, elsewhere->modify_index));
+        // check-index, not delete-cas: Consul's delete-cas of an absent key succeeds, so a
+        // contender that left meanwhile (its key deleted) would be handed the key.
+        ops.push_back(txn_op::check_index(elsewhere->key, elsewhere->modify_index));
+        ops.push_back(txn_op::remove(elsewhere->key));
         ops.push_back(txn_op::get(L->token.key));
     }
     if (next) {
