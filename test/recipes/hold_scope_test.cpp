@@ -102,8 +102,10 @@ TEST_CASE_METHOD(hold_fixture, "a lost lock cancels the body and with_lock throw
         lock mutex{consul, p + "l"};
         bool body_cancelled = false;
         auto scope = with_lock(mutex, s, [&](lock_lease) -> asio::awaitable<void> {
-            co_await consul.async_kv_delete(p + "l"); // taken away under the body
             try {
+                // Taken away under the body (the loss may be seen, and the body cancelled,
+                // before the delete's own answer arrives).
+                co_await consul.async_kv_delete(p + "l");
                 co_await sleep(20s);
             } catch (const boost::system::system_error& e) {
                 body_cancelled = e.code() == asio::error::operation_aborted;
@@ -357,8 +359,10 @@ TEST_CASE_METHOD(hold_fixture, "losing the outer lock cancels a body nested in a
         bool inner_cancelled = false;
         auto scope = with_lock(outer, s, [&](lock_lease) -> asio::awaitable<void> {
             co_await with_lock(inner, s, [&](lock_lease) -> asio::awaitable<void> {
-                co_await consul.async_kv_delete(p + "outer"); // the outer lock is taken away
                 try {
+                    // The outer lock is taken away (its loss may be seen, and this body
+                    // cancelled, before the delete's own answer arrives).
+                    co_await consul.async_kv_delete(p + "outer");
                     co_await sleep(20s);
                 } catch (const boost::system::system_error& e) {
                     inner_cancelled = e.code() == asio::error::operation_aborted;
