@@ -147,9 +147,8 @@ int get_command(args a) {
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
         return *code;
-    if (rest.size() > 1)
-        return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
-                              ")");
+    if (auto code = at_most_one_argument(rest))
+        return *code;
     if (rest.empty() && !r.recurse && !r.keys)
         return kv_usage_error("Error! Missing KEY argument");
     if (r.recurse && r.keys)
@@ -226,9 +225,8 @@ int delete_command(args a) {
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
         return *code;
-    if (rest.size() > 1)
-        return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
-                              ")");
+    if (auto code = at_most_one_argument(rest))
+        return *code;
     if (rest.empty() && !recurse)
         return kv_usage_error("Error! Missing KEY argument");
     if (cas && !c.flags.was_set("modify-index"))

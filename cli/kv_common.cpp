@@ -37,6 +37,13 @@ int kv_usage_error(const std::string& message) {
     return cli::usage_error(message, kv_usage);
 }
 
+std::optional<int> at_most_one_argument(const std::vector<std::string_view>& rest) {
+    if (rest.size() <= 1)
+        return std::nullopt;
+    return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
+                          ")");
+}
+
 std::string consul_error(const error_code& ec, const diagnostics& d, const client& consul) {
     std::string text = ec.message();
     if (!d.server_message.empty())

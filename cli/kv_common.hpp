@@ -36,6 +36,8 @@ struct kv_common {
 
 /// The message, then the help: exit 1.
 int kv_usage_error(const std::string& message);
+/// Consul's usage error when more than one argument is left; nothing otherwise.
+std::optional<int> at_most_one_argument(const std::vector<std::string_view>& rest);
 
 /// Consul's error in words: the code, Consul's text, the missing ACL permission, and
 /// where Consul was looked for when it could not be reached.

@@ -25,6 +25,12 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
 
 namespace {
 
+// Whether contender key `c` is one of this process's waiters.
+bool waits_here(const key_hub& hub, const kv_entry& c) {
+    return std::any_of(hub.queue.begin(), hub.queue.end(),
+                       [&](const auto& w) { return w->contender_key == c.key; });
+}
+
 // Fair mode with a preferred value: the preferred contender when it waits in another
 // process (a live contender key carrying that value, not ours, not a local waiter's).
 std::optional<kv_entry> preferred_elsewhere(const key_hub& hub, const std::string& releasing,
@@ -32,9 +38,8 @@ std::optional<kv_entry> preferred_elsewhere(const key_hub& hub, const std::strin
     if (preferred.empty() || !hub.fair() || !hub.known())
         return std::nullopt;
     for (const auto& c : hub.contenders()) {
-        const bool local = std::any_of(hub.queue.begin(), hub.queue.end(),
-                                       [&](const auto& w) { return w->contender_key == c.key; });
-        if (!c.session.empty() && c.value == preferred && c.session != releasing && !local)
+        if (!c.session.empty() && c.value == preferred && c.session != releasing &&
+            !waits_here(hub, c))
             return c;
     }
     return std::nullopt;
@@ -92,9 +97,7 @@ std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& re
     for (const auto& c : hub.contenders()) {
         if (c.session.empty())
             continue; // dead: pruned
-        const bool local = std::any_of(hub.queue.begin(), hub.queue.end(),
-                                       [&](const auto& w) { return w->contender_key == c.key; });
-        if (local || c.session == releasing)
+        if (waits_here(hub, c) || c.session == releasing)
             return std::nullopt;
         return c;
     }
