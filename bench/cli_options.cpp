@@ -13,13 +13,15 @@ namespace {
 
 const char* const usage_text = R"(usage: conclave-bench SCENARIO... [options]
 
-Scenarios: rtt write cycle contend semaphore failover drain watch scale peers keys, or all.
+Scenarios: rtt write cycle contend semaphore failover handover drain watch scale peers keys,
+or all.
   rtt        raw GET round trip (the floor every recipe builds on)
   write      raw write: one transaction with one KV lock operation per request
   cycle      one holder: acquire + release with a live session (and lease monitoring)
   contend    N contenders on K keys in one process, or spread over P processes
   semaphore  N contenders on a semaphore of limit L
   failover   holder killed (SIGKILL: no renewals, connections dropped), and graceful resign
+  handover   elector: leadership passed by resign, and to a preferred candidate
   drain      N contenders each take the lock once and leave: total time
   watch      one writer, M watchers: write ack -> notification
   scale      W waiting contenders: memory per waiter, connections, requests per handoff
@@ -45,7 +47,7 @@ Options:
   --waiters W           scale: waiting contenders (default 10000)
   --connections C       client pool bound (default: enough for the scenario)
   --hold-us US          time each holder keeps the lock (default 0)
-  --repeat R            failover: measurements of each kind (default 3)
+  --repeat R            failover, handover: measurements of each kind (default 3)
   --ttl-ms MS           failover: session TTL (default 1000)
   --lock-delay-ms MS    failover: session lock-delay (default 250)
   --no-monitor          cycle: do not watch the lease while holding it
@@ -87,9 +89,9 @@ std::size_t positive(const std::string& flag, const std::string& v, bool zero_ok
 } // namespace
 
 const std::vector<std::string>& all_scenarios() {
-    static const std::vector<std::string> all{"rtt",       "write",    "cycle", "contend",
-                                              "semaphore", "failover", "drain", "watch",
-                                              "scale",     "peers",    "keys"};
+    static const std::vector<std::string> all{"rtt",       "write",    "cycle",    "contend",
+                                              "semaphore", "failover", "handover", "drain",
+                                              "watch",     "scale",    "peers",    "keys"};
     return all;
 }
 

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
                                                    {"contend", scenario_contend},
                                                    {"semaphore", scenario_semaphore},
                                                    {"failover", scenario_failover},
+                                                   {"handover", scenario_handover},
                                                    {"drain", scenario_drain},
                                                    {"watch", scenario_watch},
                                                    {"scale", scenario_scale},

@@ -19,6 +19,7 @@ void scenario_cycle(harness& h);
 void scenario_contend(harness& h);
 void scenario_semaphore(harness& h);
 void scenario_failover(harness& h);
+void scenario_handover(harness& h);
 void scenario_drain(harness& h);
 void scenario_watch(harness& h);
 void scenario_scale(harness& h);

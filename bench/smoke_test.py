@@ -24,6 +24,7 @@ EXTRA = {
     "semaphore": ["requests_per_handoff", "jain"],
     "drain": ["total_ms", "bound_ms", "requests_per_handoff", "jain"],
     "failover": ["failover_ms", "bound_ms"],
+    "handover": ["idle_rtt_p50_us", "handover_rtts_p50"],
     "scale": ["bytes_per_waiter", "requests_per_handoff"],
     "watch": [],
     "keys": ["within_1s", "undelivered_after_30s", "connects", "refused_connects", "errors"],
@@ -65,7 +66,7 @@ def main():
                 continue
             sys.exit("%s: error: %s" % (which, err))
         want = COMMON + EXTRA.get(scenario, [])
-        if r.get("variant") == "resign":
+        if scenario == "failover" and r.get("variant") == "resign":
             want = want + ["idle_rtt_p50_us", "handoff_rtts", "handoff_rtts_vs_rtt_loop"]
         if scenario == "peers" and r.get("impl") != "conclave":
             want = COMMON + EXTRA["peers"]

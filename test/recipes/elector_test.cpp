@@ -209,6 +209,9 @@ TEST_CASE_METHOD(recipes_fixture, "observe reports each leader, and no leader, l
         CHECK(second->value == "a");
 
         // Between two calls a steps down and b takes over: only the latest is reported.
+        // (The watcher can see a lead before a's own acquire has completed: a resign
+        // before then would find nothing to resign.)
+        co_await a.wait_until([&] { return a.terms == 1; });
         candidate b{*this, "b"};
         co_await b.start(b.lead_forever());
         co_await a.el.async_resign();
