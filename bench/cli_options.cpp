@@ -52,6 +52,8 @@ Options:
   --lock-delay-ms MS    failover: session lock-delay (default 250)
   --no-monitor          cycle: do not watch the lease while holding it
   --fair                locks in fair mode (FIFO hand-over)
+  --local-turn N        without --fair: grants in a row a process may take (0: no turns;
+                        default: the library's, lock_options::local_turn)
   --peers LIST          peers next to contend: python,node or none (default python,node)
   --json                one JSON object per line per scenario run (stdout)
   --csv                 CSV table (stdout)
@@ -143,6 +145,8 @@ options parse_options(int argc, char** argv) {
             o.monitor = false;
         else if (a == "--fair")
             o.fair = true;
+        else if (a == "--local-turn")
+            o.local_turn = unsigned(positive(a, value(), true));
         else if (a == "--peers") {
             const std::string v = value();
             o.peers = v == "none" ? std::vector<std::string>{} : split(v);

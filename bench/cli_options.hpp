@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct options {
     long lock_delay_ms = 250;              ///< failover: session lock-delay
     bool monitor = true;                   ///< cycle: watch the lease while held
     bool fair = false;                     ///< lock fair mode (when the library has one)
+    std::optional<unsigned> local_turn;    ///< lock_options::local_turn (else the default)
     std::vector<std::string> peers{"python", "node"}; ///< peers run next to contend
     bool json = false;
     bool csv = false;

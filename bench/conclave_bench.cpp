@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && argv[1][0] == '_')
         return worker_main(argc, argv);
     const options opt = parse_options(argc, argv);
+    set_local_turn(opt.local_turn);
     std::signal(SIGPIPE, SIG_IGN);
 
     boost::asio::io_context ioc;

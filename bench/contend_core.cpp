@@ -40,9 +40,19 @@ bool lock_has_fair_mode() {
     return has_fair<lock_options>;
 }
 
+namespace {
+std::optional<unsigned> local_turn_override;
+} // namespace
+
+void set_local_turn(std::optional<unsigned> grants) {
+    local_turn_override = grants;
+}
+
 lock_options bench_lock_options(bool fair) {
     lock_options o;
     set_fair(o, fair);
+    if (local_turn_override)
+        o.with_local_turn(*local_turn_override);
     return o;
 }
 

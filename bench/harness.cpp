@@ -45,6 +45,8 @@ record harness::base_record(const std::string& scenario, const std::string& impl
     r.set("impl", impl);
     r.set("agent", target.kind());
     r.set("contenders", double(contenders));
+    if (!opt.fair)
+        r.set("local_turn", double(bench_lock_options(false).local_turn));
     return r;
 }
 

@@ -84,6 +84,10 @@ record in_workers(harness& h, std::size_t n, std::size_t procs, contend_params p
                                       "--connections", std::to_string(h.pool_size(count + 8))};
         if (p.fair)
             argv.push_back("--fair");
+        if (h.opt.local_turn) {
+            argv.push_back("--local-turn");
+            argv.push_back(std::to_string(*h.opt.local_turn));
+        }
         workers.push_back(std::make_unique<child_process>(piped(std::move(argv))));
         first += count;
     }

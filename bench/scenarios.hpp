@@ -34,8 +34,11 @@ asio::awaitable<void> raw_lock_write(client& c, const std::string& key, const st
 /// spawns itself for P-process contention and for a holder it can SIGKILL.
 int worker_main(int argc, char** argv);
 
-/// Lock options for the bench: fair mode when asked and when the library has it.
+/// Lock options for the bench: fair mode when asked and when the library has it, and the
+/// local turn set by set_local_turn.
 lock_options bench_lock_options(bool fair);
+/// --local-turn, for every lock of this process (the main one and its workers).
+void set_local_turn(std::optional<unsigned> grants);
 /// Whether this build's lock_options has a fair mode.
 bool lock_has_fair_mode();
 

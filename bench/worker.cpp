@@ -55,6 +55,8 @@ int contend_worker(const std::map<std::string, std::string>& f) {
     p.end_ns = num(f, "t1-ns");
     p.hold_us = long(num(f, "hold-us"));
     p.fair = f.count("fair") > 0;
+    if (f.count("local-turn"))
+        set_local_turn(unsigned(num(f, "local-turn")));
     const std::int64_t t0 = num(f, "t0-ns");
     std::int64_t cpu0 = 0, cpu1 = 0;
     std::vector<grant> grants;

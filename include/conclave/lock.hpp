@@ -65,8 +65,16 @@ struct lock_options {
     /// a contender key `<key>/.queue/<session>.<n>` (held by its session) and tries only
     /// when its key is the oldest live one (smallest CreateIndex). Costs one more write per
     /// acquire. Without it, waiters of one process are served in arrival order, but
-    /// processes race for the key when it is released.
+    /// processes race for the key when it is released (see local_turn).
     bool fair = false;
+    /// Without fair mode: how many grants in a row this process may take (its waiters
+    /// handing the key to each other, or taking it again right after releasing it) while
+    /// it has not seen another process hold the key. The release that ends the turn hands
+    /// the key to nobody, and this process's waiters then leave it to the others for
+    /// twice that release's round trip: a waiter of another process, woken by the release,
+    /// takes it meanwhile, or the turn starts again. 0: turns never end (a busy process
+    /// can then keep the key from the others indefinitely, as with Go's api.Lock).
+    unsigned local_turn = 32;
     /// Fair mode: the value of the contender a release hands the key to first, when it waits
     /// (here or in another process), ahead of older contenders. How the elector hands
     /// leadership to its preferred candidate (elector_options::preferred).
@@ -91,6 +99,10 @@ struct lock_options {
     }
     lock_options& with_preferred(std::string v) {
         preferred = std::move(v);
+        return *this;
+    }
+    lock_options& with_local_turn(unsigned grants) {
+        local_turn = grants;
         return *this;
     }
     lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {

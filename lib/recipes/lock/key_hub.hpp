@@ -81,6 +81,18 @@ public:
     /// wakes everyone; ignored when older than what is known.
     void saw_write(const kv_entry& e);
 
+    // ---- turns between processes (without fair mode; lock_options::local_turn) --------
+    /// Grants this process took in a row while no other process was seen holding the key.
+    unsigned local_streak = 0;
+    /// After a release that ended this process's turn: its waiters do not try before then,
+    /// so that a waiter of another process can take the key.
+    clock::time_point yield_until{};
+    /// A grant to one of this process's sessions (an acquire, or a local handoff).
+    void note_local_grant(const std::string& session) {
+        ++local_streak;
+        last_local_holder_ = session;
+    }
+
     // ---- the queue of local waiters -------------------------------------------------
     std::list<std::shared_ptr<hub_waiter>> queue;
     /// An acquire or handoff transaction of ours is in flight: its outcome will change the
@@ -106,6 +118,7 @@ private:
     void query_stopped() override { mark_unknown(); }
 
     std::optional<kv_entry> entry_;
+    std::string last_local_holder_; ///< session of this process's latest grant
     std::vector<kv_entry> contenders_;
     std::set<std::string> pruning_; ///< dead contender keys being deleted
 };

@@ -319,6 +319,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                 continue;
             }
 
+            // Another process's turn (lock_options::local_turn): leave it the key for a
+            // moment. (A budget that ends meanwhile still allows the attempt after it.)
+            if (!hub.fair() && clock::now() < hub.yield_until) {
+                co_await wait_for_change(hub, *place.me, *s, std::min(wake_by(), hub.yield_until));
+                continue;
+            }
             maybe_holding = true;
             auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
             if (ec == asio::error::operation_aborted) {
@@ -344,6 +350,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             backoff.reset();
             if (t.committed && !t.results.empty()) {
                 const kv_entry& e = t.results.back();
+                hub.note_local_grant(s->id);
                 hub.saw_write(e);
                 if (!place.me->contender_key.empty()) {
                     hub.contender_gone(place.me->contender_key);

@@ -112,7 +112,11 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
     auto& lock = *L->lock;
     auto hub = lock.hub;
     const auto& releasing = L->token.session;
-    auto next = hand_over ? next_in_line(*hub, releasing, lock.opts.preferred) : nullptr;
+    // This process's turn is over (lock_options::local_turn): the key goes to nobody here.
+    const bool turn_over =
+        !hub->fair() && lock.opts.local_turn > 0 && hub->local_streak >= lock.opts.local_turn;
+    auto next =
+        hand_over && !turn_over ? next_in_line(*hub, releasing, lock.opts.preferred) : nullptr;
     auto elsewhere =
         hand_over && !next ? next_elsewhere(*hub, releasing, lock.opts.preferred) : std::nullopt;
 
@@ -135,15 +139,24 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         next->state = phase::handing;
     }
     std::pair<error_code, txn_result> outcome;
+    const auto sent = clock::now();
     {
         // A handoff is an attempt on the key (the query waits for it), until it ends.
         const attempt_scope handing{next ? &*hub : nullptr};
         outcome = co_await txn_call(lock.consul, std::move(ops),
-                                    clock::now() + lock.consul.config().request_timeout);
+                                    sent + lock.consul.config().request_timeout);
     }
     auto& [ec, t] = outcome;
 
     const bool handed_over = !ec && t.committed && next;
+    if (handed_over)
+        hub->note_local_grant(next->session->id);
+    if (turn_over && !ec && t.committed) {
+        // Waiters elsewhere learn of the release about when we do; their acquire then
+        // takes about as long as the release did. Ours hold back for both.
+        hub->local_streak = 0;
+        hub->yield_until = clock::now() + 2 * (clock::now() - sent);
+    }
     if (next) {
         if (next->state == phase::gone) {
             if (handed_over || ec) // it holds (or may hold) the key but reported failure
