@@ -12,6 +12,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/signal_set.hpp>
 
 #include <csignal>
@@ -30,9 +31,23 @@ namespace asio = boost::asio;
 /// (--dev or --demo).
 using example_body = std::function<asio::awaitable<void>(conclave::client&, bool demo)>;
 
+/// The failure that tells: an operator such as `||` whose operands all failed (as they all
+/// do on Ctrl+C) reports them together, the first one first.
+inline std::exception_ptr first_failure(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const asio::multiple_exceptions& several) {
+        return first_failure(several.first_exception());
+    } catch (...) {
+        return e;
+    }
+}
+
 /// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.
 /// Returns the process exit status.
 inline int run_example(const char* name, int argc, char** argv, example_body body) {
+    // Each line as it is printed, also into a pipe or a container's log.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool dev = argc > 1 && std::string_view{argv[1]} == "--dev";
     const bool demo = dev || (argc > 1 && std::string_view{argv[1]} == "--demo");
     asio::io_context ioc;
@@ -82,7 +97,7 @@ inline int run_example(const char* name, int argc, char** argv, example_body bod
                        if (!e)
                            return;
                        try {
-                           std::rethrow_exception(e);
+                           std::rethrow_exception(first_failure(e));
                        } catch (const boost::system::system_error& ex) {
                            if (ex.code() == asio::error::operation_aborted)
                                return; // stopped by Ctrl+C: a clean exit

@@ -72,7 +72,13 @@ asio::awaitable<int> worker(conclave::client& consul, int id, std::vector<std::s
     };
     // The session is renewed while the worker works; Ctrl+C cancels both, and the
     // cancelled session run destroys the session, which releases any lock still held.
-    co_await (s.async_run(asio::use_awaitable) || work());
+    // as_tuple: the session's loss comes as a value and ends the work (Asio's `||` ends
+    // with the first operand that succeeds: a loss thrown would leave the work running).
+    auto ended = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work());
+    if (ended.index() == 0) {
+        const auto ec = std::get<0>(std::get<0>(ended));
+        throw boost::system::system_error(ec.value(), ec.category(), "job worker's session");
+    }
     co_await s.async_destroy();
     co_return done_here;
 }

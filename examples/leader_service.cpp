@@ -14,12 +14,14 @@
 #include <conclave/elector.hpp>
 #include <conclave/session.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <string>
+#include <variant>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -51,13 +53,24 @@ conclave::leader_task leader_work(std::string name) {
     };
 }
 
-// One instance: campaigns for as long as its session lives.
-asio::awaitable<void> instance(conclave::client& consul, std::string address) {
-    auto s = co_await conclave::session::async_create(
-        consul, conclave::session_config{}.with_name("leader-service").with_ttl(10s));
+// Errors as values: with_diagnostics(as_tuple(...)) hands an operation's failure over as an
+// exception_ptr (a conclave::error with Consul's own words) instead of throwing it. Asio's
+// `a || b` ends with the first operand that *succeeds*: one that ends by throwing would
+// leave the other running.
+constexpr auto as_value = conclave::with_diagnostics(asio::as_tuple(asio::use_awaitable));
+
+// One instance: campaigns for as long as its session lives. It ends only with a failure
+// (no session, the session lost, the campaign refused, or Ctrl+C's operation_aborted),
+// returned.
+asio::awaitable<std::exception_ptr> instance(conclave::client& consul, std::string address) {
+    auto [failed, s] = co_await conclave::session::async_create(
+        consul, conclave::session_config{}.with_name("leader-service").with_ttl(10s), as_value);
+    if (failed)
+        co_return failed;
     conclave::elector el{consul, leader_key, conclave::elector_options{}.with_value(address)};
-    co_await (s.async_run(asio::use_awaitable) ||
-              el.async_run(s, leader_work(address), asio::use_awaitable));
+    auto ended =
+        co_await (s.async_run(as_value) || el.async_run(s, leader_work(address), as_value));
+    co_return std::visit([](const auto& r) { return std::get<0>(r); }, ended);
 }
 
 // Prints each change of leader, including "no leader".
@@ -101,6 +114,8 @@ int main(int argc, char** argv) {
             if (dev)
                 co_return co_await demo(consul);
             const std::string address = argc > 1 ? argv[1] : "127.0.0.1:8080";
-            co_await (instance(consul, address) || follow(consul));
+            // Following never ends by itself: the instance's end ends both.
+            auto ended = co_await (instance(consul, address) || follow(consul));
+            std::rethrow_exception(std::get<0>(ended));
         });
 }

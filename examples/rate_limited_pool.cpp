@@ -12,6 +12,7 @@
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -47,7 +48,13 @@ asio::awaitable<void> job(conclave::client& consul, int id, pool_stats& stats) {
         --stats.running;
         co_await permit.async_release();
     };
-    co_await (s.async_run(asio::use_awaitable) || work());
+    // as_tuple: the session's loss comes as a value and ends the work (Asio's `||` ends with
+    // the first operand that succeeds: a loss thrown would leave the work running).
+    auto ended = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work());
+    if (ended.index() == 0) {
+        const auto ec = std::get<0>(std::get<0>(ended));
+        throw boost::system::system_error(ec.value(), ec.category(), "job's session");
+    }
     co_await s.async_destroy();
 }
 

@@ -11,6 +11,8 @@ packages=(
     catch2 libssl-dev python3
     # benchmarks: charts (conclave-bench --plot) and the python-consul peer
     gnuplot-nox python3-consul
+    # compose/: its files are checked with `docker-compose config` (no container engine)
+    docker-compose
 )
 packages+=("$@")
 

@@ -84,7 +84,9 @@ enum class hold_health {
 /// is destroyed. Loss is final: create a new session to continue.
 ///
 /// `async_run` must be running for the session to be renewed, typically next to the work
-/// that needs it: `co_await (s.async_run() || work())`.
+/// that needs it: `co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work())`.
+/// (as_tuple: the loss comes as a value. Asio's `||` ends with the first operand that
+/// succeeds; a loss thrown as an exception would leave `work()` running.)
 ///
 /// A session is a cheap handle; copies share the same state. It lives on its client's
 /// executor and is not thread-safe. When the last handle goes away without the session

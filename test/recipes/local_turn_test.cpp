@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Turns between processes without fair mode (lock_options::local_turn): a process whose
 // waiters keep handing the key to each other leaves it to the others after a turn.
+#include "recipes/lock/key_hub.hpp"
 #include "recipes_fixture.hpp"
 
 #include <conclave/lock.hpp>
@@ -66,6 +67,48 @@ TEST_CASE_METHOD(recipes_fixture,
 }
 
 TEST_CASE_METHOD(recipes_fixture,
+                 "a process's turn ends after local_turn grants in a row, its own handoffs counted",
+                 "[lock][turns]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        // Two contenders of one process hand the key to each other: grants 1, 2 (a handoff),
+        // 3 (a handoff); the third release ends the turn (no handoff, then the pause); the
+        // waiter then takes the key itself (1), and so on. The count is read by each holder
+        // while it holds: nothing else is granted meanwhile.
+        const auto options = lock_options{}.with_local_turn(3);
+        std::vector<session> sessions;
+        std::vector<std::unique_ptr<lock>> locks;
+        for (int i = 0; i < 2; ++i) {
+            sessions.push_back(co_await session::async_create(consul, quick(5s)));
+            locks.push_back(std::make_unique<lock>(consul, p + "t", options));
+        }
+        auto hub = conclave::detail::key_hub::of(consul, p + "t", {});
+        std::vector<unsigned> counts; // the process's count at each grant
+        constexpr std::size_t grants = 12;
+        countdown finished{ioc.get_executor(), 2};
+        auto loop = [&](std::size_t i) -> asio::awaitable<void> {
+            while (counts.size() < grants) {
+                auto lease = co_await locks[i]->async_acquire(sessions[i]);
+                counts.push_back(hub->local_streak);
+                co_await lease.async_release();
+            }
+            finished.count_down();
+        };
+        for (std::size_t i = 0; i < 2; ++i)
+            asio::co_spawn(ioc, loop(i), asio::detached);
+        co_await finished.wait();
+        std::vector<unsigned> expected;
+        for (std::size_t g = 0; g < counts.size(); ++g)
+            expected.push_back(unsigned(g % 3) + 1);
+        CHECK(counts == expected);
+        for (auto& s : sessions)
+            co_await s.async_destroy();
+        lock cleanup{consul, p + "t"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
                  "after the end of a turn, the key nobody else wanted is taken again",
                  "[lock][turns]") {
     auto body = [&]() -> asio::awaitable<void> {
@@ -73,7 +116,8 @@ TEST_CASE_METHOD(recipes_fixture,
         lock mutex{consul, p + "t", lock_options{}.with_local_turn(1)};
         auto lease = co_await mutex.async_acquire(s);
         co_await lease.async_release(); // ends the turn: this process's waiters pause
-        // A budget of 0 still gets its one attempt, after the pause: not refused.
+        // A budget of 0 still gets its attempt: the pause holds back only the acquires
+        // whose budget outlasts it.
         auto again = co_await mutex.async_try_acquire(s, 0ms);
         CHECK(again.has_value());
         if (again)

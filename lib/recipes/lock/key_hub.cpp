@@ -76,8 +76,6 @@ asio::awaitable<error_code> key_hub::read_once(query_options q, asio::cancellati
         auto [ec, r] = co_await consul.async_kv_get(key, q, token);
         if (!ec && accept_read(r.meta.index)) {
             entry_ = std::move(r.entry);
-            if (entry_ && !entry_->session.empty() && entry_->session != last_local_holder_)
-                local_streak = 0; // another process holds it: our turn starts afresh
             poke();
         }
         co_return ec;

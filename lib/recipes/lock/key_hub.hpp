@@ -82,15 +82,19 @@ public:
     void saw_write(const kv_entry& e);
 
     // ---- turns between processes (without fair mode; lock_options::local_turn) --------
-    /// Grants this process took in a row while no other process was seen holding the key.
+    /// Grants this process took in a row, no other process holding the key in between.
     unsigned local_streak = 0;
-    /// After a release that ended this process's turn: its waiters do not try before then,
-    /// so that a waiter of another process can take the key.
+    /// While a release that ends this process's turn is under way (time_point::max()), and
+    /// after it: this process's waiters do not try before then, so that a waiter of
+    /// another process can take the key.
     clock::time_point yield_until{};
-    /// A grant to one of this process's sessions (an acquire, or a local handoff).
-    void note_local_grant(const std::string& session) {
-        ++local_streak;
-        last_local_holder_ = session;
+    /// A grant to this process (an acquire, or a local handoff) of the key as written.
+    /// Consul adds 1 to the key's LockIndex for every new holder, so a gap means another
+    /// process held it in between. (Not from reads: the blocking read that was waiting
+    /// when our own handoff went out can return before the handoff's answer.)
+    void note_local_grant(const kv_entry& granted) {
+        local_streak = granted.lock_index == last_local_lock_index_ + 1 ? local_streak + 1 : 1;
+        last_local_lock_index_ = granted.lock_index;
     }
 
     // ---- the queue of local waiters -------------------------------------------------
@@ -118,7 +122,7 @@ private:
     void query_stopped() override { mark_unknown(); }
 
     std::optional<kv_entry> entry_;
-    std::string last_local_holder_; ///< session of this process's latest grant
+    std::uint64_t last_local_lock_index_ = 0; ///< LockIndex of this process's latest grant
     std::vector<kv_entry> contenders_;
     std::set<std::string> pruning_; ///< dead contender keys being deleted
 };

@@ -320,8 +320,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             }
 
             // Another process's turn (lock_options::local_turn): leave it the key for a
-            // moment. (A budget that ends meanwhile still allows the attempt after it.)
-            if (!hub.fair() && clock::now() < hub.yield_until) {
+            // moment, unless this acquire's budget ends first (a bounded acquire is not
+            // refused a free key for the sake of turns).
+            if (!hub.fair() && clock::now() < hub.yield_until &&
+                (hub.yield_until == clock::time_point::max() || !deadline ||
+                 *deadline > hub.yield_until)) {
                 co_await wait_for_change(hub, *place.me, *s, std::min(wake_by(), hub.yield_until));
                 continue;
             }
@@ -350,7 +353,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             backoff.reset();
             if (t.committed && !t.results.empty()) {
                 const kv_entry& e = t.results.back();
-                hub.note_local_grant(s->id);
+                hub.note_local_grant(e);
                 hub.saw_write(e);
                 if (!place.me->contender_key.empty()) {
                     hub.contender_gone(place.me->contender_key);

@@ -25,6 +25,36 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
 
 namespace {
 
+// Longest pause of this process's waiters after the end of its turn.
+constexpr std::chrono::milliseconds max_turn_pause{200};
+
+// While a release that ends this process's turn is under way, its waiters do not try
+// (yield_until is the end of time); afterwards, until the time given, or (no release made)
+// as before.
+class yield_scope {
+public:
+    explicit yield_scope(key_hub* hub)
+        : hub_(hub) {
+        if (!hub_)
+            return;
+        after_ = hub_->yield_until;
+        hub_->yield_until = clock::time_point::max();
+    }
+    ~yield_scope() {
+        if (!hub_)
+            return;
+        hub_->yield_until = after_;
+        hub_->poke();
+    }
+    yield_scope(const yield_scope&) = delete;
+    yield_scope& operator=(const yield_scope&) = delete;
+    void until(clock::time_point t) { after_ = t; }
+
+private:
+    key_hub* hub_;
+    clock::time_point after_{};
+};
+
 // Whether contender key `c` is one of this process's waiters.
 bool waits_here(const key_hub& hub, const kv_entry& c) {
     return std::any_of(hub.queue.begin(), hub.queue.end(),
@@ -143,20 +173,25 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
     {
         // A handoff is an attempt on the key (the query waits for it), until it ends.
         const attempt_scope handing{next ? &*hub : nullptr};
+        // The end of a turn: our waiters hold back from now on (the blocking read that
+        // was waiting may bring them the release before its own answer comes).
+        yield_scope yielding{turn_over ? &*hub : nullptr};
         outcome = co_await txn_call(lock.consul, std::move(ops),
                                     sent + lock.consul.config().request_timeout);
+        if (turn_over && !outcome.first && outcome.second.committed) {
+            // Waiters elsewhere learn of the release about when we do; their acquire
+            // then takes about as long as the release did. Ours hold back for both
+            // (bounded: a release slowed by a stalling Consul says little).
+            hub->local_streak = 0;
+            const auto pause = std::min<clock::duration>(2 * (clock::now() - sent), max_turn_pause);
+            yielding.until(clock::now() + pause);
+        }
     }
     auto& [ec, t] = outcome;
 
     const bool handed_over = !ec && t.committed && next;
     if (handed_over)
-        hub->note_local_grant(next->session->id);
-    if (turn_over && !ec && t.committed) {
-        // Waiters elsewhere learn of the release about when we do; their acquire then
-        // takes about as long as the release did. Ours hold back for both.
-        hub->local_streak = 0;
-        hub->yield_until = clock::now() + 2 * (clock::now() - sent);
-    }
+        hub->note_local_grant(t.results.back());
     if (next) {
         if (next->state == phase::gone) {
             if (handed_over || ec) // it holds (or may hold) the key but reported failure
