@@ -19,6 +19,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,42 +43,60 @@ asio::awaitable<void> perform(const std::string& task) {
     (void)task;
 }
 
-// One worker: tries each task's lock without waiting (someone else has it: skip), runs the
-// task if nobody did yet, marks it done under the lock's fencing check.
+// One worker's pass over the tasks: tries each task's lock without waiting (someone else
+// has it: skip), runs the task if nobody did yet, marks it done under the lock's fencing
+// check.
+asio::awaitable<void> work_through(conclave::client& consul, conclave::session& s, int id,
+                                   const std::vector<std::string>& tasks, int& done_here) {
+    for (const auto& key : tasks) {
+        const auto task = task_name(key);
+        conclave::lock mutex{consul, "jobs/locks/" + task};
+        auto lease = co_await mutex.async_try_acquire(s, 0ms);
+        if (!lease)
+            continue; // another worker runs it now
+        auto done = co_await consul.async_kv_get("jobs/done/" + task);
+        if (!done.entry) {
+            co_await perform(task);
+            // Written only while our session still holds the task's lock.
+            std::vector<conclave::txn_op> ops;
+            ops.push_back(conclave::txn_op::set("jobs/done/" + task, std::to_string(id)));
+            auto written = co_await lease->async_guarded_txn(std::move(ops));
+            if (written.committed) {
+                std::printf("worker %d ran %s\n", id, task.c_str());
+                ++done_here;
+            }
+        }
+        co_await lease->async_release();
+    }
+}
+
+// One worker: a session, renewed while the worker works through the tasks.
 asio::awaitable<int> worker(conclave::client& consul, int id, std::vector<std::string> tasks) {
     auto s = co_await conclave::session::async_create(
         consul, conclave::session_config{}.with_name("job-worker").with_ttl(10s));
     int done_here = 0;
-    auto work = [&]() -> asio::awaitable<void> {
-        for (const auto& key : tasks) {
-            const auto task = task_name(key);
-            conclave::lock mutex{consul, "jobs/locks/" + task};
-            auto lease = co_await mutex.async_try_acquire(s, 0ms);
-            if (!lease)
-                continue; // another worker runs it now
-            auto done = co_await consul.async_kv_get("jobs/done/" + task);
-            if (!done.entry) {
-                co_await perform(task);
-                // Written only while our session still holds the task's lock.
-                std::vector<conclave::txn_op> ops;
-                ops.push_back(conclave::txn_op::set("jobs/done/" + task, std::to_string(id)));
-                auto written = co_await lease->async_guarded_txn(std::move(ops));
-                if (written.committed) {
-                    std::printf("worker %d ran %s\n", id, task.c_str());
-                    ++done_here;
-                }
-            }
-            co_await lease->async_release();
+    // Ends with a value, also when a request fails.
+    auto work = [&]() -> asio::awaitable<std::exception_ptr> {
+        std::exception_ptr failed;
+        try {
+            co_await work_through(consul, s, id, tasks, done_here);
+        } catch (...) {
+            failed = std::current_exception();
         }
+        co_return failed;
     };
-    // The session is renewed while the worker works; Ctrl+C cancels both, and the
-    // cancelled session run destroys the session, which releases any lock still held.
-    // as_tuple: the session's loss comes as a value and ends the work (Asio's `||` ends
-    // with the first operand that succeeds: a loss thrown would leave the work running).
+    // Ctrl+C cancels both, and the cancelled session run destroys the session, which
+    // releases any lock still held. Both sides end with a value (as_tuple: the session's
+    // loss as an error code): Asio's `||` ends with the first operand that *succeeds*, so a
+    // side that threw would leave the other running.
     auto ended = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work());
     if (ended.index() == 0) {
         const auto ec = std::get<0>(std::get<0>(ended));
         throw boost::system::system_error(ec.value(), ec.category(), "job worker's session");
+    }
+    if (auto failed = std::get<1>(ended)) {
+        co_await s.async_destroy(asio::as_tuple(asio::use_awaitable)); // frees its locks
+        std::rethrow_exception(failed);
     }
     co_await s.async_destroy();
     co_return done_here;
@@ -103,6 +122,8 @@ int main(int argc, char** argv) {
             if (dev)
                 co_await seed(consul, 20);
             auto listed = co_await consul.async_kv_keys(tasks_prefix);
+            // Done by an earlier run (a restart): not to be run again.
+            const auto done_before = (co_await consul.async_kv_keys("jobs/done/")).keys.size();
             std::printf("%zu tasks, %d workers\n", listed.keys.size(), workers);
 
             // The workers run side by side; Ctrl+C (cancelling this coroutine) is passed
@@ -142,7 +163,7 @@ int main(int argc, char** argv) {
             auto marks = co_await consul.async_kv_keys("jobs/done/");
             std::printf("%d tasks run by %d workers, %zu done marks\n", total, workers,
                         marks.keys.size());
-            if (total != static_cast<int>(listed.keys.size()) ||
+            if (total != static_cast<int>(listed.keys.size() - done_before) ||
                 marks.keys.size() != listed.keys.size())
                 throw std::runtime_error("a task ran twice or not at all");
             if (dev)

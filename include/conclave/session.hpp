@@ -84,9 +84,10 @@ enum class hold_health {
 /// is destroyed. Loss is final: create a new session to continue.
 ///
 /// `async_run` must be running for the session to be renewed, typically next to the work
-/// that needs it: `co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work())`.
-/// (as_tuple: the loss comes as a value. Asio's `||` ends with the first operand that
-/// succeeds; a loss thrown as an exception would leave `work()` running.)
+/// that needs it: `co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work())`,
+/// with a `work()` that does not throw. (Asio's `||` ends with the first operand that
+/// succeeds: a loss thrown as an exception would leave `work()` running, and a `work()`
+/// that throws would leave the session renewing. docs/recipes.md, "Racing a loss".)
 ///
 /// A session is a cheap handle; copies share the same state. It lives on its client's
 /// executor and is not thread-safe. When the last handle goes away without the session
