@@ -15,6 +15,19 @@ using namespace conclave;
 using namespace conclave::test;
 using namespace std::chrono_literals;
 
+namespace {
+
+// Ends the test's sessions and deletes its key.
+asio::awaitable<void> clean_up(client& consul, const std::string& key,
+                               std::vector<session>& sessions) {
+    for (auto& s : sessions)
+        co_await s.async_destroy();
+    lock cleanup{consul, key};
+    co_await cleanup.async_destroy();
+}
+
+} // namespace
+
 TEST_CASE_METHOD(recipes_fixture,
                  "without fair mode, two processes re-acquiring in a loop take turns",
                  "[lock][turns]") {
@@ -58,10 +71,7 @@ TEST_CASE_METHOD(recipes_fixture,
         // a loaded machine, where a waiter elsewhere may miss a turn's pause.
         CHECK(std::min(first, second) >= grants.size() / 5);
         CHECK(switches >= 6);
-        for (auto& s : sessions)
-            co_await s.async_destroy();
-        lock cleanup{consul, p + "t"};
-        co_await cleanup.async_destroy();
+        co_await clean_up(consul, p + "t", sessions);
     };
     run(ioc, body());
 }
@@ -100,10 +110,7 @@ TEST_CASE_METHOD(recipes_fixture,
         for (std::size_t g = 0; g < counts.size(); ++g)
             expected.push_back(unsigned(g % 3) + 1);
         CHECK(counts == expected);
-        for (auto& s : sessions)
-            co_await s.async_destroy();
-        lock cleanup{consul, p + "t"};
-        co_await cleanup.async_destroy();
+        co_await clean_up(consul, p + "t", sessions);
     };
     run(ioc, body());
 }
