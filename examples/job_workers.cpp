@@ -75,30 +75,10 @@ asio::awaitable<int> worker(conclave::client& consul, int id, std::vector<std::s
     auto s = co_await conclave::session::async_create(
         consul, conclave::session_config{}.with_name("job-worker").with_ttl(10s));
     int done_here = 0;
-    // Ends with a value, also when a request fails.
-    auto work = [&]() -> asio::awaitable<std::exception_ptr> {
-        std::exception_ptr failed;
-        try {
-            co_await work_through(consul, s, id, tasks, done_here);
-        } catch (...) {
-            failed = std::current_exception();
-        }
-        co_return failed;
-    };
-    // Ctrl+C cancels both, and the cancelled session run destroys the session, which
-    // releases any lock still held. Both sides end with a value (as_tuple: the session's
-    // loss as an error code): Asio's `||` ends with the first operand that *succeeds*, so a
-    // side that threw would leave the other running.
-    auto ended = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work());
-    if (ended.index() == 0) {
-        const auto ec = std::get<0>(std::get<0>(ended));
-        throw boost::system::system_error(ec.value(), ec.category(), "job worker's session");
-    }
-    if (auto failed = std::get<1>(ended)) {
-        co_await s.async_destroy(asio::as_tuple(asio::use_awaitable)); // frees its locks
-        std::rethrow_exception(failed);
-    }
-    co_await s.async_destroy();
+    // Ctrl+C cancels both; the cancelled session run destroys the session, which releases
+    // any lock still held.
+    co_await examples::work_in_session(s, work_through(consul, s, id, tasks, done_here),
+                                       "job worker's session");
     co_return done_here;
 }
 

@@ -40,35 +40,16 @@ asio::awaitable<void> job(conclave::client& consul, int id, pool_stats& stats) {
     auto s = co_await conclave::session::async_create(
         consul, conclave::session_config{}.with_name("pool-job").with_ttl(10s));
     conclave::semaphore sem{consul, "service/example/pool", slots};
-    // Ends with a value, also when a request fails.
-    auto work = [&]() -> asio::awaitable<std::exception_ptr> {
-        std::exception_ptr failed;
-        try {
-            auto permit = co_await sem.async_acquire(s);
-            stats.most = std::max(stats.most, ++stats.running);
-            std::printf("job %2d runs (%d of %u slots busy)\n", id, stats.running, slots);
-            asio::steady_timer t{co_await asio::this_coro::executor, 150ms};
-            co_await t.async_wait(asio::use_awaitable);
-            --stats.running;
-            co_await permit.async_release();
-        } catch (...) {
-            failed = std::current_exception();
-        }
-        co_return failed;
+    auto work = [&]() -> asio::awaitable<void> {
+        auto permit = co_await sem.async_acquire(s);
+        stats.most = std::max(stats.most, ++stats.running);
+        std::printf("job %2d runs (%d of %u slots busy)\n", id, stats.running, slots);
+        asio::steady_timer t{co_await asio::this_coro::executor, 150ms};
+        co_await t.async_wait(asio::use_awaitable);
+        --stats.running;
+        co_await permit.async_release();
     };
-    // Both sides end with a value (as_tuple: the session's loss as an error code): Asio's
-    // `||` ends with the first operand that *succeeds*, so a side that threw would leave
-    // the other running.
-    auto ended = co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work());
-    if (ended.index() == 0) {
-        const auto ec = std::get<0>(std::get<0>(ended));
-        throw boost::system::system_error(ec.value(), ec.category(), "job's session");
-    }
-    if (auto failed = std::get<1>(ended)) {
-        co_await s.async_destroy(asio::as_tuple(asio::use_awaitable)); // frees its slot
-        std::rethrow_exception(failed);
-    }
-    co_await s.async_destroy();
+    co_await examples::work_in_session(s, work(), "job's session");
 }
 
 } // namespace
