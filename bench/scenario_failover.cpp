@@ -6,7 +6,7 @@
 //   resign  the holder (another client in this process, as another service would be)
 //           watches its lease while it holds it, as a holder does, then releases: release
 //           call -> the waiter's acquire ack. Bound: 3 round trips, against the median of
-//           GETs sent in the same state (every process idle for settle_us first): an idle pair
+//           GETs sent in the same state (every process idle for idle_settle_us first): an idle pair
 //           of processes answers slower than the back-to-back `rtt` loop, and a handoff
 //           always starts from idle. The ratio to the `rtt` mean is reported too.
 #include "piped_child.hpp"
@@ -26,10 +26,17 @@ namespace conclave::bench {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-namespace {
+// (scenarios.hpp)
+asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key) {
+    co_await sleep_for_us(idle_settle_us);
+    const std::int64_t start = monotonic_ns();
+    auto [ec, entry] = co_await c.async_kv_get(key, query_options{}, use_tuple);
+    if (ec)
+        throw boost::system::system_error(ec, "idle GET");
+    co_return monotonic_ns() - start;
+}
 
-// Long enough for the waiter to be parked in its blocking query.
-constexpr std::int64_t settle_us = 200'000;
+namespace {
 
 struct handover {
     std::int64_t event_ns = 0; ///< kill, or the release call
@@ -58,7 +65,7 @@ asio::awaitable<void> wait_and_take(client c, std::string key, bool fair, sessio
 }
 
 asio::awaitable<void> kill_later(child_process& holder, handover& out) {
-    co_await sleep_for_us(settle_us);
+    co_await sleep_for_us(idle_settle_us);
     out.event_ns = monotonic_ns();
     holder.signal(SIGKILL);
 }
@@ -73,20 +80,10 @@ asio::awaitable<void> crash_once(harness& h, client c, std::string key, child_pr
     co_await s.async_destroy(use_tuple);
 }
 
-// One GET timed from idle, as the release will be.
-asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key) {
-    co_await sleep_for_us(settle_us);
-    const std::int64_t start = monotonic_ns();
-    auto [ec, entry] = co_await c.async_kv_get(key, query_options{}, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "resign: idle GET");
-    co_return monotonic_ns() - start;
-}
-
 // While the waiter parks: idle, one GET timed from idle, idle again.
 asio::awaitable<void> idle_then_measure(client c, std::string key, handover& out) {
     out.idle_rtt_ns = co_await idle_round_trip(c, key);
-    co_await sleep_for_us(settle_us);
+    co_await sleep_for_us(idle_settle_us);
 }
 
 asio::awaitable<void> resign_later(client c, std::string key, lock_lease lease, handover& out) {

@@ -28,8 +28,6 @@ namespace conclave::bench {
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-// Long enough for a campaigning candidate to be parked in its blocking query.
-constexpr std::int64_t settle_us = 200'000;
 
 struct handover_times {
     std::int64_t stepped_down_ns = 0; ///< a's task saw its cancellation
@@ -100,15 +98,6 @@ leader_task lead_until_cancelled(candidate& self, std::int64_t* stepped_down_ns,
     };
 }
 
-asio::awaitable<std::int64_t> idle_get(client c, std::string key) {
-    co_await sleep_for_us(settle_us);
-    const std::int64_t start = monotonic_ns();
-    auto [ec, entry] = co_await c.async_kv_get(key, query_options{}, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "handover: idle GET");
-    co_return monotonic_ns() - start;
-}
-
 asio::awaitable<void> handover_once(client ca, client cb, std::string key, bool preferred,
                                     handover_times& out) {
     elector_options oa = elector_options{}.with_value("a");
@@ -121,11 +110,11 @@ asio::awaitable<void> handover_once(client ca, client cb, std::string key, bool 
     candidate b{cb, key, ob};
     co_await a.start(lead_until_cancelled(a, &out.stepped_down_ns, nullptr));
     co_await a.wait_until([&] { return a.leading; });
-    out.idle_rtt_ns = co_await idle_get(ca, key);
-    co_await sleep_for_us(settle_us);
+    out.idle_rtt_ns = co_await idle_round_trip(ca, key);
+    co_await sleep_for_us(idle_settle_us);
     co_await b.start(lead_until_cancelled(b, nullptr, &out.took_over_ns));
     if (!preferred) {
-        co_await sleep_for_us(settle_us); // b parks in its blocking query
+        co_await sleep_for_us(idle_settle_us); // b parks in its blocking query
         auto [ec] = co_await a.el.async_resign(use_tuple);
         if (ec)
             throw boost::system::system_error(ec, "handover: resign");

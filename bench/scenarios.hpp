@@ -34,6 +34,13 @@ asio::awaitable<void> raw_lock_write(client& c, const std::string& key, const st
 /// spawns itself for P-process contention and for a holder it can SIGKILL.
 int worker_main(int argc, char** argv);
 
+/// How long a handoff scenario lets every process idle before it measures (long enough for
+/// a waiter to be parked in its blocking query).
+constexpr std::int64_t idle_settle_us = 200'000;
+/// One GET of `key`, timed after idle_settle_us of idleness: the yardstick of a handoff,
+/// which starts from idle too (failover, handover).
+asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key);
+
 /// Lock options for the bench: fair mode when asked and when the library has it, and the
 /// local turn set by set_local_turn.
 lock_options bench_lock_options(bool fair);
