@@ -79,35 +79,35 @@ public:
 
     // ---- KV ---------------------------------------------------------------------------
 
-    /// GET /v1/kv/<key>. An absent key gives an empty `entry`.
+    /// `GET /v1/kv/<key>`. An absent key gives an empty `entry`.
     template <class Token = default_token_t>
     auto async_kv_get(std::string key, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_get_result>(&client::kv_get_impl, token, std::move(key),
                                        std::move(opts));
     }
 
-    /// GET /v1/kv/<key>?raw: the stored bytes.
+    /// `GET /v1/kv/<key>?raw`: the stored bytes.
     template <class Token = default_token_t>
     auto async_kv_get_raw(std::string key, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_raw_result>(&client::kv_get_raw_impl, token, std::move(key),
                                        std::move(opts));
     }
 
-    /// GET /v1/kv/<prefix>?recurse: every entry whose key starts with prefix.
+    /// `GET /v1/kv/<prefix>?recurse`: every entry whose key starts with prefix.
     template <class Token = default_token_t>
     auto async_kv_list(std::string prefix, query_options opts = {}, Token&& token = {}) {
         return initiate<kv_list_result>(&client::kv_list_impl, token, std::move(prefix),
                                         std::move(opts));
     }
 
-    /// GET /v1/kv/<prefix>?keys[&separator=]: key names only.
+    /// `GET /v1/kv/<prefix>?keys[&separator=]`: key names only.
     template <class Token = default_token_t>
     auto async_kv_keys(std::string prefix, kv_keys_options opts = {}, Token&& token = {}) {
         return initiate<kv_keys_result>(&client::kv_keys_impl, token, std::move(prefix),
                                         std::move(opts));
     }
 
-    /// PUT /v1/kv/<key>: set, cas, acquire or release. Completes with Consul's true/false.
+    /// `PUT /v1/kv/<key>`: set, cas, acquire or release. Completes with Consul's true/false.
     template <class Token = default_token_t>
     auto async_kv_put(std::string key, std::string value, kv_put_options opts = {},
                       Token&& token = {}) {
@@ -115,7 +115,7 @@ public:
                               std::move(opts));
     }
 
-    /// DELETE /v1/kv/<key>[?recurse][&cas=]. Completes with Consul's true/false.
+    /// `DELETE /v1/kv/<key>[?recurse][&cas=]`. Completes with Consul's true/false.
     template <class Token = default_token_t>
     auto async_kv_delete(std::string key, kv_delete_options opts = {}, Token&& token = {}) {
         return initiate<bool>(&client::kv_delete_impl, token, std::move(key), std::move(opts));
@@ -129,7 +129,7 @@ public:
         return initiate<std::string>(&client::session_create_impl, token, std::move(opts));
     }
 
-    /// PUT /v1/session/renew/<id>. An unknown session completes with
+    /// `PUT /v1/session/renew/<id>`. An unknown session completes with
     /// errc::session_invalidated. The entry carries the TTL Consul wants (may be larger).
     template <class Token = default_token_t>
     auto async_session_renew(std::string id, write_options opts = {}, Token&& token = {}) {
@@ -137,13 +137,13 @@ public:
                                        std::move(opts));
     }
 
-    /// PUT /v1/session/destroy/<id>. Idempotent: an unknown ID also succeeds.
+    /// `PUT /v1/session/destroy/<id>`. Idempotent: an unknown ID also succeeds.
     template <class Token = default_token_t>
     auto async_session_destroy(std::string id, write_options opts = {}, Token&& token = {}) {
         return initiate<bool>(&client::session_destroy_impl, token, std::move(id), std::move(opts));
     }
 
-    /// GET /v1/session/info/<id>. An unknown session gives an empty `session`.
+    /// `GET /v1/session/info/<id>`. An unknown session gives an empty `session`.
     template <class Token = default_token_t>
     auto async_session_info(std::string id, query_options opts = {}, Token&& token = {}) {
         return initiate<session_info_result>(&client::session_info_impl, token, std::move(id),
@@ -156,7 +156,7 @@ public:
         return initiate<session_list_result>(&client::session_list_impl, token, std::move(opts));
     }
 
-    /// GET /v1/session/node/<node>.
+    /// `GET /v1/session/node/<node>`.
     template <class Token = default_token_t>
     auto async_session_node(std::string node, query_options opts = {}, Token&& token = {}) {
         return initiate<session_list_result>(&client::session_node_impl, token, std::move(node),

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// conclave: coordination over Consul with C++20 coroutines. The whole public API.
+/// \file
+/// The whole public API in one include (but the dev agent's): conclave, coordination over
+/// Consul with C++20 coroutines.
 #pragma once
 
 #include <conclave/client.hpp>
@@ -15,3 +17,8 @@
 #include <conclave/version.hpp>
 #include <conclave/watch.hpp>
 #include <conclave/with_diagnostics.hpp>
+
+/// \namespace conclave
+/// Everything conclave declares: the Consul client (client, client_config), the recipes
+/// built on it (session, lock, semaphore, elector, watch, fence, async_fenced_put, with_lock)
+/// and their errors (errc, error). The embedded dev agent is in conclave::dev.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// class elector: leader election on one key (a conclave::lock whose value names the leader).
+/// \file
+/// Leader election on one key (a conclave::lock whose value names the leader): class elector.
 #pragma once
 
 #include <conclave/detail/export.hpp>
@@ -24,12 +25,14 @@ struct observer_state;
 struct leader_info {
     std::string value;   ///< what the leader published (e.g. "10.0.0.7:8080")
     std::string session; ///< the leader's session
-    std::uint64_t lock_index = 0;
+    std::uint64_t lock_index = 0;   ///< Consul's LockIndex of the key in that term
     std::uint64_t modify_index = 0; ///< of the write that made it leader (orders terms)
 
     bool operator==(const leader_info&) const = default;
 };
 
+/// How an elector campaigns and what it publishes while leading. Not an aggregate (see
+/// conclave/consul/request.hpp): set fields with the with_* calls.
 struct elector_options {
     elector_options() = default;
 
@@ -44,8 +47,8 @@ struct elector_options {
     std::chrono::milliseconds resign_holdoff{5000};
     /// Blocking wait while campaigning (see lock_options::wait).
     std::chrono::milliseconds wait{15000};
-    /// The value of the candidate that should lead when it runs (e.g. the node a deploy
-    /// makes leader). When set, candidates queue in fair mode (lock_options::fair), and a
+    /// The value of the candidate that should lead when it runs (for example the node a
+    /// deploy makes leader). When set, candidates queue in fair mode (lock_options::fair), and a
     /// leader that sees the preferred candidate waiting ends its term like a resign and hands
     /// it the key in the releasing transaction: one write and the successor's wake-up, seen
     /// by observe() as one change. Give every candidate the same value (two that prefer
@@ -78,6 +81,7 @@ struct elector_options {
 class leadership {
 public:
     leadership() = default; ///< no term (an empty lease)
+    /// The term held with `l`.
     explicit leadership(lock_lease l)
         : lease_(std::move(l)) {}
     /// The term's fencing token: pass it to stores that must refuse a deposed leader.
@@ -109,15 +113,17 @@ private:
     lock_lease lease_;
 };
 
-/// The leader task: runs while this process leads; cancelled (terminal cancellation, i.e.
-/// its next co_await throws operation_aborted) the moment leadership is lost. The key is
+/// The leader task: runs while this process leads; cancelled (terminal cancellation: its
+/// next co_await throws operation_aborted) the moment leadership is lost. The key is
 /// released only after it has returned, so a new leader never overlaps its cleanup.
 using leader_task = std::function<asio::awaitable<void>(leadership)>;
 
 /// A stream of leader changes (see elector::observe).
 class CONCLAVE_DECL leader_observer {
 public:
+    /// Takes over the other observer's stream.
     leader_observer(leader_observer&&) noexcept;
+    /// Takes over the other observer's stream.
     leader_observer& operator=(leader_observer&&) noexcept;
     ~leader_observer();
 
@@ -152,8 +158,11 @@ private:
 /// Thread safety: lives on its client's executor.
 class CONCLAVE_DECL elector {
 public:
+    /// An elector for the lead named by `key`, used through `c` (a copy of the handle is
+    /// kept). Sends nothing until it campaigns or reads the leader.
     elector(client& c, std::string key, elector_options opts = {});
 
+    /// The key whose holder leads.
     const std::string& key() const noexcept;
 
     /// Campaigns with `s`; while leading runs `task`, cancels it the moment leadership is

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// Error codes, the error category and the diagnostics that carry Consul's own text.
+/// \file
+/// Error codes, the error category and the diagnostics that carry Consul's own text.
 #pragma once
 
 #include <conclave/detail/asio_mode.hpp>
@@ -13,6 +14,7 @@
 
 namespace conclave {
 
+/// What every conclave operation completes with: Boost.System's error code.
 using boost::system::error_code;
 
 /// Errors conclave reports. Cancellation is never one of these: it completes with
@@ -42,8 +44,11 @@ enum class errc {
     session_expired,
 };
 
+/// The category of errc codes (named "conclave"): turns them into messages.
 CONCLAVE_DECL const boost::system::error_category& category() noexcept;
 
+/// An error_code of category() holding `e`; found by argument-dependent lookup, so that
+/// `ec == errc::timeout` compiles.
 inline error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), category()};
 }
@@ -62,6 +67,7 @@ struct diagnostics {
     std::string server_message; ///< Consul's response body (plain text error)
     std::string client_message; ///< conclave's own description
 
+    /// Empties every field.
     void clear() {
         http_status = 0;
         server_message.clear();
@@ -71,13 +77,17 @@ struct diagnostics {
 
 /// What a failed operation throws when awaited with the default completion token
 /// (with_diagnostics): the error code, as any boost::system::system_error, and the
-/// diagnostics. what() is the error's message followed by Consul's text, or by conclave's
-/// description of the request when Consul sent none. The ACL token is never part of it.
+/// diagnostics. what() is the error's message followed by Consul's text, when Consul sent
+/// one, and by conclave's description of the request in brackets, when it has one. The ACL
+/// token is never part of it.
 class CONCLAVE_DECL error : public boost::system::system_error {
 public:
+    /// The error `ec` with what `diag` says about it.
     error(error_code ec, diagnostics diag);
 
+    /// The HTTP status, Consul's text and conclave's description of the failure.
     const diagnostics& diag() const noexcept { return diag_; }
+    /// `"<message>: <Consul's text> [<conclave's description>]"`, each part when present.
     const char* what() const noexcept override { return what_.c_str(); }
 
 private:

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSL-1.0
-// The resource side of fencing: refusing writes from a holder that lost its lock.
-//
-// A lock holder can be paused (GC, SIGSTOP, a VM migration) past its session's TTL, lose the
-// lock, and wake up still believing it holds it: nothing it can check locally tells it
-// otherwise in time. The resource it writes to can: every grant carries a fencing token, later
-// grants carry larger ones, so a resource that remembers the largest token it accepted
-// refuses the paused holder's late writes. docs/recipes.md ("Fencing") has a worked example.
+/// \file
+/// The resource side of fencing: refusing writes from a holder that lost its lock.
+///
+/// A lock holder can be paused (GC, SIGSTOP, a VM migration) past its session's TTL, lose the
+/// lock, and wake up still believing it holds it: nothing it can check locally tells it
+/// otherwise in time. The resource it writes to can: every grant carries a fencing token, later
+/// grants carry larger ones, so a resource that remembers the largest token it accepted
+/// refuses the paused holder's late writes. docs/recipes.md ("Fencing") has a worked example.
 #pragma once
 
 #include <conclave/client.hpp>

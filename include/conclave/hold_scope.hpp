@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
-// Structured hold scopes: with_lock, with_permit, with_leadership.
-//
-//     co_await conclave::with_lock(mutex, s, [&](conclave::lock_lease lease) ->
-//     asio::awaitable<void> {
-//         co_await write_report(lease.token());   // cancelled if the lock is lost
-//     });
-//
-// The code around a grant that users otherwise get wrong: stop the work the moment the grant
-// is lost, and release it however the work ends.
+/// \file
+/// Structured hold scopes: with_lock, with_permit, with_leadership.
+///
+///     co_await conclave::with_lock(mutex, s,
+///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
+///             co_await write_report(lease.token());   // cancelled if the lock is lost
+///         });
+///
+/// The code around a grant that users otherwise get wrong: stop the work the moment the grant
+/// is lost, and release it however the work ends.
 #pragma once
 
 #include <conclave/detail/hold_scope.hpp>

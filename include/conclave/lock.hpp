@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// class lock: mutual exclusion across processes and hosts, with Consul's Go api.Lock layout.
+/// \file
+/// Mutual exclusion across processes and hosts, with Consul's Go api.Lock layout: class lock.
 #pragma once
 
 #include <conclave/detail/export.hpp>
@@ -26,7 +27,9 @@ struct lease_factory;
 /// lost the lock (the fencing pattern). Not an aggregate (see conclave/consul/request.hpp):
 /// a `fencing_token{}` argument in a co_await expression is then safe with g++ 12.
 struct CONCLAVE_DECL fencing_token {
+    /// An empty token (modify_index 0), which no fence admits.
     fencing_token() = default;
+    /// The token of the grant of `key_` to `session_` by the write at `modify_index_`.
     fencing_token(std::string key_, std::string session_, std::uint64_t lock_index_,
                   std::uint64_t modify_index_)
         : key(std::move(key_))
@@ -34,8 +37,8 @@ struct CONCLAVE_DECL fencing_token {
         , lock_index(lock_index_)
         , modify_index(modify_index_) {}
 
-    std::string key;
-    std::string session;
+    std::string key;                ///< the lock's key
+    std::string session;            ///< the session that acquired it
     std::uint64_t lock_index = 0;   ///< Consul's LockIndex after the acquire
     std::uint64_t modify_index = 0; ///< ModifyIndex of the acquiring write
 
@@ -45,6 +48,8 @@ struct CONCLAVE_DECL fencing_token {
     std::string to_string() const;
 };
 
+/// How a lock waits, watches a held key and serves its waiters. Not an aggregate (see
+/// conclave/consul/request.hpp): set fields with the with_* calls.
 struct lock_options {
     lock_options() = default;
 
@@ -55,6 +60,7 @@ struct lock_options {
     /// Consecutive failed reads tolerated while watching a held lock before it counts as
     /// lost (`consul lock -monitor-retry`). The session's local deadline bounds it anyway.
     unsigned monitor_retries = 3;
+    /// Pause after a failed read before the next one (Go: LockOptions.MonitorRetryTime).
     std::chrono::milliseconds monitor_retry_wait{1000};
     /// Bound of one wait after an acquire was refused by the key's lock-delay (the
     /// remaining delay is unknown to clients: waits double from 25 ms up to this).
@@ -88,6 +94,7 @@ struct lock_options {
         wait = v;
         return *this;
     }
+    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
     lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
         monitor_retries = n;
         monitor_retry_wait = every;
@@ -114,8 +121,10 @@ struct lock_options {
 /// A held lock. Copies share the same grant.
 class CONCLAVE_DECL lock_lease {
 public:
+    /// No grant (valid() is false): assign one that an acquire completed with.
     lock_lease() = default;
 
+    /// False for a default-constructed lease.
     bool valid() const noexcept { return state_ != nullptr; }
     /// The grant's fencing token (also after the lease was lost: it names the grant).
     const fencing_token& token() const noexcept;
@@ -141,8 +150,8 @@ public:
     /// long this grant may still be trusted if no renewal succeeds.
     std::chrono::steady_clock::duration remaining() const;
     /// Completes as soon as health() differs from `seen`, with the new health
-    /// (`void(error_code, hold_health)`): e.g. from held, when renewals start failing, so
-    /// that no new work is started on a grant that may not outlive it. See
+    /// (`void(error_code, hold_health)`). For example, from held, when renewals start
+    /// failing, so that no new work is started on a grant that may not outlive it. See
     /// session::async_wait_health_change.
     template <class Token = default_token_t>
     auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
@@ -193,8 +202,11 @@ private:
 /// Thread safety: lives on its client's executor.
 class CONCLAVE_DECL lock {
 public:
+    /// A lock on `key`, used through `c` (a copy of the handle is kept). Sends nothing: the
+    /// key is read when a session acquires it.
     lock(client& c, std::string key, lock_options opts = {});
 
+    /// The key the lock guards.
     const std::string& key() const noexcept;
 
     /// Waits until the lock is held by `s`. Completes with `void(error_code, lock_lease)`:

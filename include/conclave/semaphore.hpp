@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// class semaphore: at most N holders across processes, with Consul's Go api.Semaphore layout.
+/// \file
+/// At most N holders across processes, with Consul's Go api.Semaphore layout: class
+/// semaphore.
 #pragma once
 
 #include <conclave/detail/export.hpp>
@@ -20,6 +22,8 @@ struct permit_state;
 struct permit_factory;
 } // namespace detail
 
+/// How a semaphore waits for a slot and watches a held permit. Not an aggregate (see
+/// conclave/consul/request.hpp): set fields with the with_* calls.
 struct semaphore_options {
     semaphore_options() = default;
 
@@ -29,6 +33,7 @@ struct semaphore_options {
     std::chrono::milliseconds wait{15000};
     /// Consecutive failed reads tolerated while watching a held permit.
     unsigned monitor_retries = 3;
+    /// Pause after a failed read before the next one (Go: SemaphoreOptions.MonitorRetryTime).
     std::chrono::milliseconds monitor_retry_wait{1000};
     /// Bound on the cleanup (contender key delete, holder removal) when an acquire fails or
     /// is cancelled.
@@ -42,6 +47,7 @@ struct semaphore_options {
         wait = v;
         return *this;
     }
+    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
     semaphore_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
         monitor_retries = n;
         monitor_retry_wait = every;
@@ -52,8 +58,10 @@ struct semaphore_options {
 /// One slot of a semaphore. Copies share the same grant.
 class CONCLAVE_DECL permit {
 public:
+    /// No slot (valid() is false): assign one that an acquire completed with.
     permit() = default;
 
+    /// False for a default-constructed permit.
     bool valid() const noexcept { return state_ != nullptr; }
     /// key = `<prefix>/.lock`, the session, and the ModifyIndex of the write that added this
     /// session to the holders (ordered like a lock's tokens).
@@ -79,8 +87,8 @@ public:
     /// long this grant may still be trusted if no renewal succeeds.
     std::chrono::steady_clock::duration remaining() const;
     /// Completes as soon as health() differs from `seen`, with the new health
-    /// (`void(error_code, hold_health)`): e.g. from held, when renewals start failing, so
-    /// that no new work is started on a grant that may not outlive it. See
+    /// (`void(error_code, hold_health)`). For example, from held, when renewals start
+    /// failing, so that no new work is started on a grant that may not outlive it. See
     /// session::async_wait_health_change.
     template <class Token = default_token_t>
     auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
@@ -117,9 +125,14 @@ private:
 /// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
 class CONCLAVE_DECL semaphore {
 public:
+    /// A semaphore of `limit` slots under `prefix`, used through `c` (a copy of the handle is
+    /// kept). Sends nothing: the prefix is read when a session acquires a slot. Throws
+    /// boost::system::system_error (errc::invalid_argument) when `limit` is 0.
     semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts = {});
 
+    /// The KV prefix it lives under.
     const std::string& prefix() const noexcept;
+    /// How many holders it admits at once.
     std::uint32_t limit() const noexcept;
 
     /// Waits for a slot. `void(error_code, permit)`. The contender key is deleted on every

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// class session: a Consul session kept alive by a renew loop, with a local deadline.
+/// \file
+/// A Consul session kept alive by a renew loop, with a local deadline: class session.
 #pragma once
 
 #include <conclave/client.hpp>
@@ -23,12 +24,14 @@ struct session_state;
 struct session_config {
     session_config() = default;
 
+    /// The session's name in Consul (what session lists show).
     std::string name = "conclave";
     /// Consul keeps the session at least this long after each renew (really about twice).
     std::chrono::milliseconds ttl{15000};
     /// After the session is invalidated, its keys cannot be acquired for this long
     /// (Consul caps it at 60 s). Consul's default is 15 s; 0 disables it.
     std::chrono::milliseconds lock_delay{15000};
+    /// What Consul does to the keys the session holds when it is invalidated.
     session_behavior behavior = session_behavior::release;
     /// Node checks the session is bound to. Default: none, so only the TTL (and this
     /// process renewing it) decides its life. {"serfHealth"} also ties it to the node.
@@ -94,8 +97,10 @@ enum class hold_health {
 /// having been destroyed or lost, a best-effort destroy is sent in the background.
 class CONCLAVE_DECL session {
 public:
+    /// The clock of deadline() and remaining().
     using clock = std::chrono::steady_clock;
 
+    /// No session (valid() is false): assign one that async_create made.
     session() = default;
 
     /// Creates a session. Completes with `void(error_code, session)`.
@@ -136,9 +141,13 @@ public:
         return detail::initiate<void(error_code)>(token, &session::destroy_impl, state_);
     }
 
+    /// False for a default-constructed session.
     bool valid() const noexcept { return state_ != nullptr; }
+    /// The session's ID in Consul.
     const std::string& id() const noexcept;
+    /// The client the session was created with.
     client& get_client() const noexcept;
+    /// The settings it was created with.
     const session_config& config() const noexcept;
     /// The TTL in force (Consul may have asked for a larger one).
     std::chrono::milliseconds ttl() const noexcept;

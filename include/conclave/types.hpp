@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// Every value exchanged with Consul's HTTP API, one header per concept in conclave/consul/:
-// request options and metadata, KV, sessions, transactions, the agent.
+/// \file
+/// Every value exchanged with Consul's HTTP API, one header per concept in conclave/consul/:
+/// request options and metadata, KV, sessions, transactions, the agent.
 #pragma once
 
 #include <conclave/consul/agent.hpp>

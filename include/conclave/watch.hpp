@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// class watch: the latest state of a KV key, prefix or key listing, over blocking queries.
+/// \file
+/// The latest state of a KV key, prefix or key listing, over blocking queries: class watch.
 #pragma once
 
 #include <conclave/client.hpp>
@@ -20,19 +21,25 @@ struct watch_state;
 /// What a watch looks at. Build one with watch::key, watch::prefix or watch::keys.
 class CONCLAVE_DECL watch_target {
 public:
+    /// What the path names.
     enum class kind {
         key,    ///< one key: 0 or 1 entry
         prefix, ///< every entry under a prefix, with values (?recurse)
         keys,   ///< key names under a prefix (?keys[&separator=])
     };
 
+    /// `separator` is for keys targets only. watch::key, watch::prefix and watch::keys say
+    /// the same more briefly.
     watch_target(kind k, std::string path, std::string separator = {})
         : kind_(k)
         , path_(std::move(path))
         , separator_(std::move(separator)) {}
 
+    /// A key, a prefix or a key listing.
     kind what() const noexcept { return kind_; }
+    /// The key, or the prefix.
     const std::string& path() const noexcept { return path_; }
+    /// keys targets: where names are collapsed (empty: they are not).
     const std::string& separator() const noexcept { return separator_; }
 
 private:
@@ -49,14 +56,14 @@ struct watch_options {
     /// Blocking wait of each query (Consul caps it at 10 min and adds up to wait/16).
     /// The client's request deadline is this plus its request_timeout.
     std::chrono::milliseconds wait{300000};
-    consistency mode = consistency::default_mode;
+    consistency mode = consistency::default_mode; ///< consistency of every query
     /// Two queries start at least this far apart: when the data churns, one snapshot per
     /// interval at most (the latest one). 0: no limit beyond the blocking query itself.
     std::chrono::milliseconds min_interval{0};
     /// First retry delay after an error (or an early reply without news); it doubles up
     /// to max_backoff, each delay drawn in [b/2, b].
     std::chrono::milliseconds backoff{100};
-    std::chrono::milliseconds max_backoff{10000};
+    std::chrono::milliseconds max_backoff{10000}; ///< the longest retry delay
     std::string datacenter;      ///< ?dc= (empty: the client's default)
     diagnostics* diag = nullptr; ///< Consul's text of the last failed query
 
@@ -128,19 +135,26 @@ struct watch_snapshot {
 /// async_next at a time: a second concurrent call completes with errc::invalid_argument.
 class CONCLAVE_DECL watch {
 public:
+    /// One key: its entry, or none while it does not exist.
     static watch_target key(std::string k) {
         return watch_target{watch_target::kind::key, std::move(k)};
     }
+    /// Every entry whose key starts with `p`, with values.
     static watch_target prefix(std::string p) {
         return watch_target{watch_target::kind::prefix, std::move(p)};
     }
+    /// The names of the keys that start with `p`, collapsed at the first `separator` after
+    /// `p` when one is given (`"/"`: one level of a folder tree).
     static watch_target keys(std::string p, std::string separator = {}) {
         return watch_target{watch_target::kind::keys, std::move(p), std::move(separator)};
     }
 
+    /// Watches `target` through `c`. Sends nothing until the first async_next.
     watch(client c, watch_target target, watch_options opts = {});
     ~watch();
+    /// Takes over the other watch, which is then not valid().
     watch(watch&&) noexcept;
+    /// Takes over the other watch, which is then not valid().
     watch& operator=(watch&&) noexcept;
     watch(const watch&) = delete;
     watch& operator=(const watch&) = delete;
@@ -158,7 +172,9 @@ public:
 
     /// False for a moved-from watch (every other call is then invalid).
     bool valid() const noexcept { return state_ != nullptr; }
+    /// What it watches.
     const watch_target& target() const noexcept;
+    /// How it queries.
     const watch_options& options() const noexcept;
     /// The X-Consul-Index the next query blocks on (0: it will be a non-blocking read).
     std::uint64_t index() const noexcept;

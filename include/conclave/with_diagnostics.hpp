@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
-// with_diagnostics: the default completion token of every conclave operation. An operation
-// that fails throws conclave::error, whose text carries Consul's own words ("Invalid Session
-// TTL ...", "Permission denied") and not only the error code.
+/// \file
+/// The default completion token of every conclave operation, with_diagnostics. An operation
+/// that fails throws conclave::error, whose text carries Consul's own words ("Invalid Session
+/// TTL ...", "Permission denied") and not only the error code.
 #pragma once
 
 #include <conclave/detail/asio_fwd.hpp>
@@ -27,9 +28,11 @@ namespace conclave {
 /// `diagnostics` through the operation's options.
 template <class Token>
 struct with_diagnostics_t {
-    Token token;
+    Token token; ///< the adapted token
 };
 
+/// `token` adapted by with_diagnostics_t: `with_diagnostics(asio::use_awaitable)` is the
+/// default token.
 template <class Token>
 constexpr with_diagnostics_t<std::decay_t<Token>> with_diagnostics(Token&& token) {
     return {std::forward<Token>(token)};

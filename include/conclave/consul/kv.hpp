@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// The key/value store's values: entries, the results of reads, the options of writes, and
-// the flags Go's lock and semaphore write.
+/// \file
+/// The key/value store's values: entries, the results of reads, the options of writes, and
+/// the flags Go's lock and semaphore write.
 #pragma once
 
 #include <conclave/consul/request.hpp>
@@ -21,41 +22,47 @@ inline constexpr std::uint64_t semaphore_flag_value = 16210313421097356768ULL;
 
 /// One KV pair as Consul stores it. An empty value is what Consul reports as `null`.
 struct kv_entry {
-    std::string key;
-    std::string value;
-    std::uint64_t flags = 0;
-    std::uint64_t lock_index = 0;
-    std::string session; ///< holder's session ID, empty when unlocked
-    std::uint64_t create_index = 0;
-    std::uint64_t modify_index = 0;
+    std::string key;                ///< the key
+    std::string value;              ///< the stored bytes
+    std::uint64_t flags = 0;        ///< stored with the value; Consul gives them no meaning
+    std::uint64_t lock_index = 0;   ///< how many times the key was acquired (LockIndex)
+    std::string session;            ///< holder's session ID, empty when unlocked
+    std::uint64_t create_index = 0; ///< Raft index of the write that created the key
+    std::uint64_t modify_index = 0; ///< Raft index of the key's last write
 
     bool operator==(const kv_entry&) const = default;
 };
 
+/// What client::async_kv_get completes with.
 struct kv_get_result {
     std::optional<kv_entry> entry; ///< empty when the key does not exist (HTTP 404)
-    query_meta meta;
+    query_meta meta;               ///< the read's index (to block on) and leader state
 };
 
+/// What client::async_kv_get_raw completes with.
 struct kv_raw_result {
     std::optional<std::string> value; ///< empty when the key does not exist
-    query_meta meta;
+    query_meta meta;                  ///< the read's index (to block on) and leader state
 };
 
+/// What client::async_kv_list completes with.
 struct kv_list_result {
     std::vector<kv_entry> entries; ///< sorted by key; empty when nothing matches
-    query_meta meta;
+    query_meta meta;               ///< the read's index (to block on) and leader state
 };
 
+/// What client::async_kv_keys completes with.
 struct kv_keys_result {
-    std::vector<std::string> keys;
-    query_meta meta;
+    std::vector<std::string> keys; ///< the key names; empty when nothing matches
+    query_meta meta;               ///< the read's index (to block on) and leader state
 };
 
+/// Options of client::async_kv_keys. Not an aggregate (see conclave/consul/request.hpp):
+/// set fields with the with_* calls.
 struct kv_keys_options {
     kv_keys_options() = default;
 
-    query_options query;
+    query_options query;   ///< index, wait, consistency, datacenter, diagnostics
     std::string separator; ///< collapse keys at the first separator after the prefix
 
     kv_keys_options& with_query(query_options v) {
@@ -77,11 +84,11 @@ struct kv_put_options {
     std::optional<std::uint64_t> cas; ///< 0: create only if absent; N: only if ModifyIndex == N
     std::string acquire;              ///< lock with this session
     std::string release;              ///< unlock held by this session
-    std::string datacenter;
+    std::string datacenter;           ///< ?dc= (empty: the client's default)
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     kv_put_options& with_flags(std::uint64_t v) {
         flags = v;
@@ -113,16 +120,17 @@ struct kv_put_options {
     }
 };
 
+/// A KV delete. Consul refuses recurse and cas together (errc::bad_request).
 struct kv_delete_options {
     kv_delete_options() = default;
 
     bool recurse = false;             ///< delete every key with this prefix
     std::optional<std::uint64_t> cas; ///< only if ModifyIndex == N (absent key: true)
-    std::string datacenter;
+    std::string datacenter;           ///< ?dc= (empty: the client's default)
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     kv_delete_options& with_recurse(bool v = true) {
         recurse = v;

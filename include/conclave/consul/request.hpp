@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
-// What every request to Consul's HTTP API takes and reports: read and write options,
-// consistency modes, and the index and leader information of a read.
+/// \file
+/// What every request to Consul's HTTP API takes and reports: read and write options,
+/// consistency modes, and the index and leader information of a read.
+///
+/// About conclave's option types (these, and those of kv.hpp, session.hpp and txn.hpp):
+/// each declares a default constructor, so none is an aggregate and designated initializers
+/// (`{.index = 5}`) do not compile. That is on purpose: g++ 12 destroys an aggregate temporary
+/// twice when it appears in a co_await expression (GCC PR 107288 family), e.g.
+/// `co_await c.async_kv_get(k, {.index = 5})` corrupts the heap. Set fields by name instead:
+/// `query_options{}.with_index(5)`, or on a named object. Each `with_*` call sets the field
+/// of its name and returns the object, so that calls chain.
 #pragma once
 
 #include <conclave/error.hpp>
@@ -12,13 +21,7 @@
 
 namespace conclave {
 
-// About conclave's option types (these, and those of kv.hpp, session.hpp and txn.hpp):
-// each declares a default constructor, so none is an aggregate and designated initializers
-// ({.index = 5}) do not compile. That is on purpose: g++ 12 destroys an aggregate temporary
-// twice when it appears in a co_await expression (GCC PR 107288 family), e.g.
-// `co_await c.async_kv_get(k, {.index = 5})` corrupts the heap. Set fields by name instead:
-// `query_options{}.with_index(5)`, or on a named object.
-
+/// How up to date a read must be: Consul's consistency modes.
 enum class consistency {
     default_mode, ///< leader answers, may be briefly stale after a leader change
     consistent,   ///< leader verifies its leadership first (?consistent)
@@ -31,7 +34,7 @@ struct query_options {
 
     std::uint64_t index = 0;           ///< block until the result's index exceeds this
     std::chrono::milliseconds wait{0}; ///< blocking wait (0: Consul's default, 5 min)
-    consistency mode = consistency::default_mode;
+    consistency mode = consistency::default_mode; ///< consistency mode
     std::string datacenter;      ///< ?dc= (empty: the client's default)
     diagnostics* diag = nullptr; ///< filled on error when not null
 
@@ -66,11 +69,11 @@ struct query_options {
 struct write_options {
     write_options() = default;
 
-    std::string datacenter;
+    std::string datacenter; ///< ?dc= (empty: the client's default)
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     write_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
@@ -89,7 +92,10 @@ struct write_options {
 /// What Consul says about the state a read saw (X-Consul-* headers).
 struct query_meta {
     std::uint64_t index = 0; ///< X-Consul-Index (0 when absent, e.g. txn)
+    /// X-Consul-KnownLeader: whether the answering server knew of a leader.
     bool known_leader = false;
+    /// X-Consul-LastContact: how long since the answering server last heard from the leader
+    /// (0 when the leader answered).
     std::chrono::milliseconds last_contact{0};
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
-// class dev::agent: an embedded, in-memory, single-node server speaking the subset of
-// Consul's HTTP API that conclave uses, with Consul's semantics. For tests, demos and
-// benchmarks; not a Consul replacement.
+/// \file
+/// An embedded, in-memory, single-node server speaking the subset of Consul's HTTP API that
+/// conclave uses, with Consul's semantics: class dev::agent. For tests, demos and
+/// benchmarks; not a Consul replacement.
 #pragma once
 
 #include <conclave/detail/asio_fwd.hpp>
@@ -14,21 +15,26 @@
 #include <memory>
 #include <string>
 
+/// The embedded dev agent (CMake target conclave::devagent).
 namespace conclave::dev {
 
 namespace detail {
 class agent_impl;
 }
 
+/// How the dev agent listens, what it says about itself, and its limits. Plain aggregate;
+/// every member has a default.
 struct agent_config {
     std::string address = "127.0.0.1"; ///< listen address (loopback by default)
     std::uint16_t port = 8500;         ///< 0: pick a free port (read it back with port())
-    std::string node_name = "conclave-dev";
-    std::string datacenter = "dc1";
+    std::string node_name = "conclave-dev"; ///< the node's name (agent/self, sessions)
+    std::string datacenter = "dc1"; ///< its datacenter; a request for another gets Consul's error
     /// Smallest session TTL accepted (Consul's session_ttl_min, default 10 s).
     std::chrono::milliseconds session_ttl_min{10000};
     /// Server-side TTL timer = TTL x this (Consul: 2).
     unsigned session_ttl_multiplier = 2;
+    /// Largest value of a KV write or transaction op (Consul's kv_max_value_size); a larger
+    /// one is answered 413.
     std::size_t kv_max_value_size = 524288;
     /// Consul's limits.http_max_conns_per_client: connections open at once from one IP
     /// address. A connection beyond it is answered with Consul's 429 at once and closed.
@@ -72,10 +78,10 @@ struct agent_config {
 
 /// Request counters, by endpoint class.
 struct agent_stats {
-    std::uint64_t requests = 0;
-    std::uint64_t connections_accepted = 0;
-    std::size_t connections_open = 0;
-    std::size_t blocking_queries_waiting = 0;
+    std::uint64_t requests = 0;             ///< requests dispatched to an endpoint
+    std::uint64_t connections_accepted = 0; ///< connections accepted
+    std::size_t connections_open = 0;       ///< connections open now
+    std::size_t blocking_queries_waiting = 0; ///< blocking queries parked now
     /// Connections answered 429 at once (max_conns_per_client) and closed.
     std::uint64_t connections_refused = 0;
     /// Connections closed by read_header_timeout, read_timeout, idle_timeout or
@@ -92,7 +98,9 @@ struct agent_stats {
 /// The embedded agent runs on the executor it is given; it starts no threads.
 class CONCLAVE_DECL agent {
 public:
+    /// An agent on `ex`, not yet listening (see start()).
     agent(asio::any_io_executor ex, agent_config cfg = {});
+    /// Stops it (see stop()).
     ~agent();
     agent(const agent&) = delete;
     agent& operator=(const agent&) = delete;
@@ -102,11 +110,16 @@ public:
     /// Closes the listener and every connection; blocking queries end.
     void stop();
 
+    /// The port it listens on (the one picked when agent_config::port was 0).
     std::uint16_t port() const;
     /// "127.0.0.1:<port>", ready for client_config / CONSUL_HTTP_ADDR.
     std::string http_address() const;
+    /// The settings it was built with.
     const agent_config& config() const;
+    /// The counters now.
     agent_stats stats() const;
+    /// Sets the counters back to zero (the gauges, connections_open and
+    /// blocking_queries_waiting, keep counting what is open).
     void reset_stats();
 
     // ---- test controls (also reachable over HTTP when enable_test_controls is set) ----
