@@ -13,6 +13,8 @@ packages=(
     gnuplot-nox python3-consul
     # compose/: its files are checked with `docker-compose config` (no container engine)
     docker-compose
+    # the API reference: the docs target, and its test that doxygen reports no warning
+    doxygen
 )
 packages+=("$@")
 
