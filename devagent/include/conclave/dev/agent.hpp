@@ -112,7 +112,8 @@ public:
 
     /// The port it listens on (the one picked when agent_config::port was 0).
     std::uint16_t port() const;
-    /// "127.0.0.1:<port>", ready for client_config / CONSUL_HTTP_ADDR.
+    /// "<address>:<port>" ("127.0.0.1:8500" by default; an IPv6 address in brackets), ready
+    /// for client_config / CONSUL_HTTP_ADDR.
     std::string http_address() const;
     /// The settings it was built with.
     const agent_config& config() const;
