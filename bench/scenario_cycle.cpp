@@ -26,8 +26,8 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 namespace {
 
 // The holder's work: one turn of the loop, plus --hold-us. A monitor's query starts 1 ms
-// after the monitor (docs/recipes.md): with a shorter hold the lease is released before
-// it goes out; --hold-us 2000 shows what the query costs a longer section.
+// after the monitor (docs/howto/locks.md, "Many waiters"): with a shorter hold the lease is
+// released before it goes out; --hold-us 2000 shows what the query costs a longer section.
 asio::awaitable<void> work(long hold_us) {
     co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
     co_await sleep_for_us(hold_us);

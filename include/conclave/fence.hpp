@@ -6,7 +6,8 @@
 /// lock, and wake up still believing it holds it: nothing it can check locally tells it
 /// otherwise in time. The resource it writes to can: every grant carries a fencing token, later
 /// grants carry larger ones, so a resource that remembers the largest token it accepted
-/// refuses the paused holder's late writes. docs/recipes.md ("Fencing") has a worked example.
+/// refuses the paused holder's late writes. docs/howto/locks.md ("Fence your writes") has a
+/// worked example.
 #pragma once
 
 #include <conclave/client.hpp>

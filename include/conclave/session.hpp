@@ -90,7 +90,8 @@ enum class hold_health {
 /// that needs it: `co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work())`,
 /// with a `work()` that does not throw. (Asio's `||` ends with the first operand that
 /// succeeds: a loss thrown as an exception would leave `work()` running, and a `work()`
-/// that throws would leave the session renewing. docs/recipes.md, "Racing a loss".)
+/// that throws would leave the session renewing. docs/howto/sessions.md,
+/// "Race the session with your work".)
 ///
 /// A session is a cheap handle; copies share the same state. It lives on its client's
 /// executor and is not thread-safe. When the last handle goes away without the session

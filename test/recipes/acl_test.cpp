@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Consul with ACLs on and a default policy of "deny" (on a real Consul only: the dev agent has
-// no ACLs). The policy docs/recipes.md documents is enough for every recipe; without a
-// permission, each fails at once with errc::permission_denied and says which permission is
-// missing; the token itself is never part of an error.
+// no ACLs). The policy docs/howto/cluster.md ("ACLs") documents is enough for every recipe;
+// without a permission, each fails at once with errc::permission_denied and says which
+// permission is missing; the token itself is never part of an error.
 #include "recipes_fixture.hpp"
 #include "support/acl.hpp"
 

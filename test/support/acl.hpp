@@ -23,7 +23,7 @@ std::unique_ptr<consul_server> acl_consul();
 std::string make_token(const consul_server& consul, const std::string& name,
                        const std::string& rules);
 
-/// The rules docs/recipes.md gives as enough for every recipe under `prefix`.
+/// The rules docs/howto/cluster.md ("ACLs") gives as enough for every recipe under `prefix`.
 std::string minimal_rules(const std::string& prefix);
 
 } // namespace conclave::test
