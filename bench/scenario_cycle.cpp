@@ -52,8 +52,8 @@ struct cycle_run {
 
 // Cycles, raw GETs, raw writes and the floor client take turns in slices of this length
 // (shorter in a short run, so that it holds a few rounds), so that their rates are compared
-// under the same machine state: on this VM the GET rate of two runs a second apart differs
-// by up to 40 %, which made a ratio of separate runs mostly noise.
+// under the same machine state: on a shared VM the GET rate of two runs a second apart
+// differs by more than the ratio is meant to show, so a ratio of separate runs is noise.
 std::int64_t slice_ns(const harness& h) {
     return std::min<std::int64_t>(100'000'000, std::int64_t(h.opt.duration_s * 1e9 / 8));
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // drain: N contenders start together, each takes the lock once and leaves. Total time from
-// the start to the last release, against N x 3 raw round trips (Go api.Lock: 64 take 25 s
-// with 21 requests per acquisition).
+// the start to the last release, against N x 3 raw round trips (Go's api.Lock takes seconds
+// here: a contender refused while the key then looks free assumes a lock-delay and sleeps
+// its fixed retry time; docs/benchmarks.md).
 #include "go_peer.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"

@@ -44,7 +44,7 @@ void waiter_ended(scale_run& run) {
 
 // One waiter: a pending async_acquire whose completion handler releases at once. Plain
 // handlers, not a coroutine per waiter: what is measured is the library's cost of a pending
-// acquire (an application coroutine around it would add its own frame, ~0.8 KB here).
+// acquire (an application coroutine around it would add its own frame on top).
 void start_waiter(client& c, scale_run& run, std::size_t i) {
     lock l{c, run.key, bench_lock_options(run.fair)}; // the pending acquire keeps its state
     grant g;

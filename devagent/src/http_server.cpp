@@ -83,7 +83,7 @@ std::string unsupported_transfer_encoding() {
 // A connection is also the stream Beast reads and writes (AsyncReadStream and
 // AsyncWriteStream over its socket), with beast::tcp_stream's timeouts kept another way.
 // tcp_stream arms, and cancels, a timer around every read and write (two timer operations and
-// their handlers per request, ~10% of a request's instructions). Here each operation only
+// their handlers per request, a visible share of a request's cost). Here each operation only
 // records its deadline, and one watchdog timer, armed at most watchdog_period ahead, checks
 // it when it fires: a deadline earlier than the watchdog's re-arms it, so every deadline is
 // enforced on time. On expiry the socket is closed, which fails the pending operation as

@@ -69,8 +69,8 @@ constexpr std::size_t max_read_size = 64 * 1024;
 // Bounds each exchange (and the connect) of one connection in time.
 //
 // Why not beast::basic_stream's timeouts: they arm and cancel a timer around every read and
-// every write, each through a composed operation, so a request cost about 4,000
-// instructions of timer work. Here an exchange arms one timer and cancels it when it ends:
+// every write, each through a composed operation, so every request paid for several timer
+// operations. Here an exchange arms one timer and cancels it when it ends:
 // the cancel is needed, or an idle pooled connection's pending wait would keep the user's
 // io_context::run() from returning (for up to a blocking read's timeout).
 class watchdog {

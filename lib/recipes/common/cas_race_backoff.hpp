@@ -10,8 +10,8 @@ namespace conclave::detail {
 
 /// After a lost CAS race (a semaphore's `.lock`, a fenced write): a random pause in [0, cap], cap
 /// doubling from 1 ms to 32 ms. Why: every participant writes the same `.lock`; retrying at once in
-/// lockstep lets the same few keep winning (seen in the benchmark: a release losing 16 races in a
-/// row to three acquirers against an agent in another process).
+/// lockstep lets the same few keep winning (seen in the benchmark: a release losing race after
+/// race to a few acquirers).
 class cas_race_backoff {
 public:
     std::chrono::steady_clock::duration next() {

@@ -4,8 +4,8 @@
 //
 // Why not a coroutine: a watched lock cycle sets this wait up and cancels it every time
 // (`wait_lost() || work()`, then release). As a co_spawned coroutine it cost a coroutine
-// frame, the spawn's entry dispatch and work guards and a type-erased completion: about
-// 4,000 of a watched cycle's ~66,000 client instructions (callgrind).
+// frame, the spawn's entry dispatch and work guards and a type-erased completion, every
+// cycle, for a wait that almost never completes.
 #pragma once
 
 #include "consul/spawn.hpp"

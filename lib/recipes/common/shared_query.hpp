@@ -134,7 +134,7 @@ private:
     notifier linger_end_;
     // The read in flight is bound to this signal. Why not `read || idle || restart`: that
     // runs three coroutines and two parallel groups per read, and a monitored lock cycle
-    // makes one read per cycle (~10% of its client instructions).
+    // makes one read per cycle.
     asio::cancellation_signal read_stop_;
     bool reading_ = false;
     bool read_stopped_ = false;     ///< the read in flight was ended on purpose
