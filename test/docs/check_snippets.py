@@ -133,6 +133,12 @@ def main():
         write_if_changed(fragment_source, "\n".join(fragments) + "\n")
         sources.append(fragment_source)
 
+    # Sources of blocks that are gone (moved or deleted) would only mislead.
+    for old in args.out_dir.glob("*.cpp"):
+        if old.resolve() not in {source.resolve() for source in sources}:
+            old.unlink()
+            old.with_suffix(".d").unlink(missing_ok=True)
+
     failed, deps = 0, {args.markdown.resolve().as_posix()}
     for source in sources:
         depfile = source.with_suffix(".d")
