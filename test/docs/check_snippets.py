@@ -54,12 +54,12 @@ def fenced_blocks(lines):
             j += 1
         if j == len(lines):
             # Legal Markdown (the block runs to the end), but almost surely a missing fence.
-            raise ValueError(f"line {i + 1}: the block opened here is never closed")
+            raise ValueError(f"{i + 1}: this block is never closed")
         yield opening["info"].strip(), i + 2, body
         i = j + 1
 
 
-def cpp_blocks(lines, name):
+def cpp_blocks(lines):
     """('tu' or 'fragment', first line, content) of each block whose info string starts
     with cpp."""
     for info, line, body in fenced_blocks(lines):
@@ -71,8 +71,8 @@ def cpp_blocks(lines, name):
         elif words == ["cpp", "fragment"]:
             yield "fragment", line, body
         else:
-            raise ValueError(f"{name}:{line - 1}: info string '{info}': "
-                             "'cpp' (a whole file) or 'cpp fragment' (statements)")
+            raise ValueError(f"{line - 1}: info string '{info}': 'cpp' (a whole file) or "
+                             "'cpp fragment' (statements)")
 
 
 def write_if_changed(path, text):
@@ -103,22 +103,23 @@ def main():
     if not compiler:
         parser.error("no compiler command after --")
 
-    md = args.markdown.resolve()
+    md, out_dir = args.markdown.resolve(), args.out_dir.resolve()
     name = md.relative_to(args.source_dir.resolve()).as_posix()
     try:
-        blocks = list(cpp_blocks(md.read_text(encoding="utf-8").splitlines(), name))
+        blocks = list(cpp_blocks(md.read_text(encoding="utf-8").splitlines()))
     except ValueError as e:
-        print(f"{name}: {e}" if not str(e).startswith(name) else str(e), file=sys.stderr)
+        print(f"{name}:{e}", file=sys.stderr)
         return 1
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if blocks:
+        out_dir.mkdir(parents=True, exist_ok=True)
 
     # The sources: one per complete translation unit, one for all the fragments.
     sources = []
-    fragment_source = args.out_dir.resolve() / f"{pathlib.Path(name).name}.fragments.cpp"
+    fragment_source = out_dir / f"{pathlib.Path(name).name}.fragments.cpp"
     fragments = FRAGMENT_HEAD.splitlines()
     for kind, line, body in blocks:
         if kind == "tu":
-            source = args.out_dir / f"{pathlib.Path(name).name}.{line}.cpp"
+            source = out_dir / f"{pathlib.Path(name).name}.{line}.cpp"
             write_if_changed(source, "\n".join([f'#line {line} "{name}"', *body, ""]))
             sources.append(source)
             continue
@@ -134,12 +135,12 @@ def main():
         sources.append(fragment_source)
 
     # Sources of blocks that are gone (moved or deleted) would only mislead.
-    for old in args.out_dir.glob("*.cpp"):
-        if old.resolve() not in {source.resolve() for source in sources}:
+    for old in out_dir.glob("*.cpp"):
+        if old not in sources:
             old.unlink()
             old.with_suffix(".d").unlink(missing_ok=True)
 
-    failed, deps = 0, {args.markdown.resolve().as_posix()}
+    failed, deps = 0, {md.as_posix()}
     for source in sources:
         depfile = source.with_suffix(".d")
         status = subprocess.run([*compiler, "-MD", "-MF", str(depfile), str(source)],
@@ -148,10 +149,10 @@ def main():
             failed += 1
         elif args.depfile:
             deps.update(d for d in dependencies(depfile)
-                        if pathlib.Path(d.replace("\\ ", " ")).parent != args.out_dir.resolve())
+                        if pathlib.Path(d.replace("\\ ", " ")).parent != out_dir)
     if failed:
         print(f"check_snippets: {name}: {failed} of {len(sources)} sources do not compile "
-              f"({len(blocks)} C++ blocks; generated sources in {args.out_dir})", file=sys.stderr)
+              f"({len(blocks)} C++ blocks; generated sources in {out_dir})", file=sys.stderr)
         return 1
     if args.depfile:
         args.depfile.write_text(f"{args.stamp or 'snippets'}: " + " \\\n  ".join(sorted(deps))
