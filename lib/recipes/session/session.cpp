@@ -9,6 +9,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <utility>
+
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
@@ -47,6 +49,8 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     auto [ec, id] = co_await consul.async_session_create(o, asio::as_tuple(asio::deferred));
     if (ec)
         co_return result{ec, session{}};
+    detail::log_line(detail::log_of(consul), log_level::info, "session ", id, " created (TTL ",
+                     std::chrono::nanoseconds(cfg.ttl), ")");
     co_return result{error_code{}, make(std::make_shared<session_state>(consul, std::move(id),
                                                                         std::move(cfg), start))};
 }
@@ -83,10 +87,14 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
             auto op = s->consul.async_session_renew(s->id, write_options{}, asio::deferred);
             auto [ec, entry] =
                 co_await detail::with_deadline<session_entry>(std::move(op), now + budget);
+            detail::report_renewal(s->consul, s->id, ec, clock::now() - now);
             if (s->lost)
                 continue;
             if (!ec) {
                 s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
+                if (std::exchange(s->in_jeopardy, false))
+                    detail::report_health(s->consul, hold_kind::session, s->id, hold_health::held,
+                                          {});
                 s->changed.notify_all(); // the deadline moved
             } else if (ec == errc::session_invalidated) {
                 s->gone_on_server = true;
@@ -95,6 +103,9 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 // Anything else (network, 5xx, timeout, even 403) may heal before the
                 // deadline: keep trying until then.
                 s->policy.on_transient_failure(clock::now());
+                if (!std::exchange(s->in_jeopardy, true))
+                    detail::report_health(s->consul, hold_kind::session, s->id,
+                                          hold_health::jeopardy, ec);
                 s->changed.notify_all(); // in jeopardy (see hold_health)
             }
         }
@@ -108,7 +119,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     // completion arrives: nothing of the run may be left waiting on it (a destroy whose
     // answer came after the caller's own requests used to be).
     if (cancelled && !s->destroyed && !s->gone_on_server) {
-        s->mark_lost(make_error_code(errc::session_invalidated));
+        s->mark_lost(make_error_code(errc::session_invalidated), true);
         asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
     }
     co_return asio::error::operation_aborted;
@@ -124,14 +135,15 @@ asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
 
 asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
     if (s->destroyed || s->gone_on_server) {
-        s->mark_lost(make_error_code(errc::session_invalidated));
+        s->mark_lost(make_error_code(errc::session_invalidated), true);
         co_return error_code{};
     }
     auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
     if (ec)
         co_return ec; // not confirmed: the caller may retry
     s->destroyed = true;
-    s->mark_lost(make_error_code(errc::session_invalidated));
+    detail::log_line(detail::log_of(s->consul), log_level::info, "session ", s->id, " destroyed");
+    s->mark_lost(make_error_code(errc::session_invalidated), true);
     co_return error_code{};
 }
 
