@@ -185,19 +185,30 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
     if (config.log.enabled(level))
         target = std::string(bhttp::to_string(call.method)) + " " +
                  std::string(build_target(call, config.datacenter, target_storage));
+    const auto start = http::clock::now();
+    const auto finished = [&](const error_code& ec, unsigned status) {
+        const auto took = http::clock::now() - start;
+        if (obs)
+            obs->request_finished(request_event{endpoint, bhttp::to_string(call.method),
+                                                call.blocking, status, ec, took});
+        if (ec)
+            log_line(config.log, level, target, " failed after ", took, ": ", ec);
+        else
+            log_line(config.log, level, target, " -> ", status, " in ", took);
+    };
     if (obs)
         obs->request_started(endpoint, call.blocking);
-    const auto start = http::clock::now();
-    auto outcome = co_await send_unreported(call);
-    const auto took = http::clock::now() - start;
-    const auto& [ec, reply] = outcome;
-    if (obs)
-        obs->request_finished(request_event{endpoint, bhttp::to_string(call.method), call.blocking,
-                                            ec ? 0u : reply.status, ec, took});
-    if (ec)
-        log_line(config.log, level, target, " failed after ", took, ": ", ec);
-    else
-        log_line(config.log, level, target, " -> ", reply.status, " in ", took);
+    std::pair<error_code, api_reply> outcome;
+    try {
+        outcome = co_await send_unreported(call);
+    } catch (const boost::system::system_error& e) {
+        finished(e.code(), 0); // (cancelled while it waited for a connection)
+        throw;
+    } catch (...) {
+        finished(make_error_code(boost::system::errc::not_enough_memory), 0); // (bad_alloc)
+        throw;
+    }
+    finished(outcome.first, outcome.first ? 0u : outcome.second.status);
     co_return outcome;
 }
 
