@@ -38,11 +38,11 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// One scrape connection: answers GET /metrics (and 404 for anything else) until the
-// scraper closes it.
+// One scrape: answers GET /metrics (and 404 for anything else), then closes the
+// connection, so that nothing of it outlives the daemon's stop (a scraper reconnects).
 asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave::metrics> m) {
     boost::beast::flat_buffer buffer;
-    for (;;) {
+    {
         http::request<http::string_body> req;
         auto [ec, n] = co_await http::async_read(socket, buffer, req,
                                                  asio::as_tuple(asio::use_awaitable));
@@ -50,7 +50,7 @@ asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave
             co_return; // closed by the scraper, or a request we cannot read
         http::response<http::string_body> res;
         res.version(req.version());
-        res.keep_alive(req.keep_alive());
+        res.keep_alive(false);
         if (req.method() == http::verb::get && req.target() == "/metrics") {
             res.result(http::status::ok);
             res.set(http::field::content_type, "text/plain; version=0.0.4");
@@ -60,16 +60,23 @@ asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave
             res.body() = "not found\n";
         }
         res.prepare_payload();
-        auto [wec, written] =
-            co_await http::async_write(socket, res, asio::as_tuple(asio::use_awaitable));
-        if (wec || !res.keep_alive())
-            co_return;
+        co_await http::async_write(socket, res, asio::as_tuple(asio::use_awaitable));
     }
 }
 
+// Serves until cancelled (then throws operation_aborted, as a race's loser). A failed accept
+// (a connection reset before it was accepted, no descriptors left) is skipped, not the end.
 asio::awaitable<void> serve_metrics(tcp::acceptor& acceptor, std::shared_ptr<conclave::metrics> m) {
     for (;;) {
-        auto socket = co_await acceptor.async_accept(asio::use_awaitable);
+        auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+        if (ec == asio::error::operation_aborted)
+            throw boost::system::system_error(ec);
+        if (ec) {
+            std::fprintf(stderr, "metrics_daemon: accept: %s\n", ec.message().c_str());
+            asio::steady_timer pause{acceptor.get_executor(), 100ms};
+            co_await pause.async_wait(asio::use_awaitable);
+            continue;
+        }
         asio::co_spawn(acceptor.get_executor(), serve_scraper(std::move(socket), m),
                        asio::detached);
     }

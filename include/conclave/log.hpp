@@ -5,6 +5,7 @@
 #include <conclave/detail/export.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,11 +15,11 @@ namespace conclave {
 
 /// Severity of a log line, from the most detailed to none.
 enum class log_level {
-    trace,   ///< every blocking query's return, every connection opened or closed
+    trace,   ///< every blocking query's return, every connection opened
     debug,   ///< every request: method, path and query, status, time taken
-    info,    ///< sessions created and ended, grants taken and released, leadership changes
-    warning, ///< failed renewals, jeopardy, connections refused by Consul's limit
-    error,   ///< losses: a session, lock, permit or leadership that ended without a release
+    info,    ///< sessions created and destroyed, grants acquired, leadership that begins or ends
+    warning, ///< failed renewals, jeopardy, failed acquires, connections refused by Consul
+    error,   ///< losses: a session, lock or permit that ended without our release
     off,     ///< nothing
 };
 
@@ -36,7 +37,8 @@ CONCLAVE_DECL std::optional<log_level> parse_log_level(std::string_view name) no
 /// not block. Lines never carry the ACL token, nor request headers or bodies; they do carry
 /// keys, session IDs and request paths.
 ///
-/// A default-constructed logger is off. Copies share the sink.
+/// A default-constructed logger is off. Copies share one sink (the client keeps copies of
+/// its config): a sink with state sees every line.
 class CONCLAVE_DECL logger {
 public:
     using sink_type = std::function<void(log_level, std::string_view)>;
@@ -44,7 +46,7 @@ public:
     logger() = default;
     logger(log_level threshold, sink_type sink)
         : threshold_(threshold)
-        , sink_(std::move(sink)) {}
+        , sink_(sink ? std::make_shared<const sink_type>(std::move(sink)) : nullptr) {}
 
     /// Writes lines to standard error as "<prefix>: <level>: <text>", each in one write.
     static logger to_stderr(log_level threshold, std::string prefix = "conclave");
@@ -58,12 +60,12 @@ public:
     /// Passes `line` to the sink if `level` is enabled.
     void write(log_level level, std::string_view line) const {
         if (enabled(level))
-            sink_(level, line);
+            (*sink_)(level, line);
     }
 
 private:
     log_level threshold_ = log_level::off;
-    sink_type sink_;
+    std::shared_ptr<const sink_type> sink_;
 };
 
 } // namespace conclave

@@ -22,8 +22,10 @@ struct request_event {
     /// The HTTP status of the reply (a 404 of a KV read is an absent key, not a failure);
     /// 0 when no reply came, then `error` says why.
     unsigned status = 0;
-    /// Why no reply came: errc::timeout, asio::error::operation_aborted (cancelled), a
-    /// connection or TLS error, bad_response, "body limit exceeded", errc::pool_closed.
+    /// Why no reply came: errc::timeout, asio::error::operation_aborted (cancelled by the
+    /// caller, or by a recipe's own deadline, e.g. a renewal out of time), a connection or
+    /// TLS error, bad_response, "body limit exceeded", errc::pool_closed, errc::rate_limited
+    /// (Consul refused every connection of this address: its per-client limit).
     error_code error;
     /// From the call to its end, including the wait for a pooled connection.
     std::chrono::nanoseconds duration{0};
@@ -42,7 +44,9 @@ enum class grant_kind { lock, semaphore };
 /// How an acquire ended.
 enum class acquire_outcome {
     taken,        ///< this acquire wrote the key (or took a permit) itself
-    handed_over,  ///< a releasing holder handed it over in its release (a handoff)
+    /// Granted by another's transaction: a releasing holder's (a handoff), or, for a
+    /// semaphore, a local waiter's that took several free slots at once.
+    handed_over,
     already_held, ///< its session held it already: granted without a write
     timed_out,    ///< the budget of a try-acquire ran out: not acquired
     cancelled,    ///< cancelled: not acquired
@@ -89,14 +93,17 @@ struct leadership_event {
 /// it for its requests and connections, and every recipe on that client for its sessions and
 /// grants. Override what you need; the default of each call does nothing.
 ///
-/// Calls come from the executor that runs the operation, synchronously, on the library's own
-/// paths: they must be quick and must not throw. An observer shared by clients run by several
+/// Calls are synchronous, on the library's own paths: from the executor that runs the
+/// operation, or from the thread that calls an accessor that notices a loss (health(),
+/// lost(), held()). They must be quick; what one throws is dropped. The string_views in an
+/// event are valid during the call only. An observer shared by clients run by several
 /// threads must synchronise itself (conclave::metrics does).
 class CONCLAVE_DECL observer {
 public:
     virtual ~observer();
 
-    /// A request is about to wait for a connection (a blocking query: for its place first).
+    /// A request is about to wait for a connection (a blocking query: for its place first,
+    /// which the client keeps below its connection limit).
     virtual void request_started(std::string_view endpoint, bool blocking);
     virtual void request_finished(const request_event& e);
     /// A connection to Consul was established, or closed (by either side, or dropped).

@@ -170,48 +170,69 @@ std::string_view endpoint_name(const api_call& call) {
     return "other";
 }
 
+// Reports one request to the logger and the observer exactly once: by finish(), or from the
+// destructor when the request ends by an exception (cancelled while it waited for a
+// connection) or its coroutine is destroyed with it.
+class request_report {
+public:
+    request_report(std::shared_ptr<client_impl> client, const api_call& call, log_level level)
+        : client_(std::move(client))
+        , observer_(client_->config.observer)
+        , endpoint_(endpoint_name(call))
+        , method_(bhttp::to_string(call.method))
+        , blocking_(call.blocking)
+        , level_(level) {
+        if (client_->config.log.enabled(level_)) {
+            std::string storage;
+            target_ = std::string(method_) + " " +
+                      std::string(build_target(call, client_->config.datacenter, storage));
+        }
+        if (observer_)
+            observer_->request_started(endpoint_, blocking_);
+    }
+    request_report(const request_report&) = delete;
+    request_report& operator=(const request_report&) = delete;
+    ~request_report() {
+        if (!done_)
+            finish(asio::error::operation_aborted, 0);
+    }
+
+    void finish(const error_code& ec, unsigned status) noexcept try {
+        done_ = true;
+        const auto took = http::clock::now() - start_;
+        if (observer_)
+            observer_->request_finished(
+                request_event{endpoint_, method_, blocking_, status, ec, took});
+        if (ec)
+            log_line(client_->config.log, level_, target_, " failed after ", took, ": ", ec);
+        else
+            log_line(client_->config.log, level_, target_, " -> ", status, " in ", took);
+    } catch (...) { // (what an observer or sink throws is dropped: see observe/report.hpp)
+    }
+
+private:
+    std::shared_ptr<client_impl> client_;     // its logger outlives the report
+    std::shared_ptr<observer> observer_;      // so does the observer
+    std::string_view endpoint_, method_;      // (static strings)
+    bool blocking_;
+    log_level level_;
+    std::string target_; // method and target, built only for a log line
+    http::clock::time_point start_ = http::clock::now();
+    bool done_ = false;
+};
+
 } // namespace
 
 asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& call) {
-    observer* const obs = config.observer.get();
     // Blocking queries are many and long: their lines are one level further down.
     const log_level level = call.blocking ? log_level::trace : log_level::debug;
-    if (!obs && !config.log.enabled(level))
+    if (!config.observer && !config.log.enabled(level))
         co_return co_await send_unreported(call);
-
-    const std::string_view endpoint = endpoint_name(call);
-    std::string target_storage;
-    std::string target; // (the request's own is built later, from moved-out parts)
-    if (config.log.enabled(level))
-        target = std::string(bhttp::to_string(call.method)) + " " +
-                 std::string(build_target(call, config.datacenter, target_storage));
-    const auto start = http::clock::now();
-    const auto finished = [&](const error_code& ec, unsigned status) {
-        const auto took = http::clock::now() - start;
-        if (obs)
-            obs->request_finished(request_event{endpoint, bhttp::to_string(call.method),
-                                                call.blocking, status, ec, took});
-        if (ec)
-            log_line(config.log, level, target, " failed after ", took, ": ", ec);
-        else
-            log_line(config.log, level, target, " -> ", status, " in ", took);
-    };
-    if (obs)
-        obs->request_started(endpoint, call.blocking);
-    std::pair<error_code, api_reply> outcome;
-    try {
-        outcome = co_await send_unreported(call);
-    } catch (const boost::system::system_error& e) {
-        finished(e.code(), 0); // (cancelled while it waited for a connection)
-        throw;
-    } catch (...) {
-        finished(make_error_code(boost::system::errc::not_enough_memory), 0); // (bad_alloc)
-        throw;
-    }
-    finished(outcome.first, outcome.first ? 0u : outcome.second.status);
+    request_report report{shared_from_this(), call, level};
+    auto outcome = co_await send_unreported(call);
+    report.finish(outcome.first, outcome.first ? 0u : outcome.second.status);
     co_return outcome;
 }
-
 
 asio::awaitable<std::pair<error_code, api_reply>> client_impl::send_unreported(api_call& call) {
     using result = std::pair<error_code, api_reply>;

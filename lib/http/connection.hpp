@@ -27,15 +27,24 @@ using clock = std::chrono::steady_clock;
 class connection {
 public:
     virtual ~connection() {
-        if (observer_)
-            observer_->connection_closed();
+        if (observer_) {
+            try {
+                observer_->connection_closed();
+            } catch (...) { // (an observer must not throw; a destructor cannot let it)
+            }
+        }
     }
 
     /// Reports the connection open to `o` now, and closed when it is destroyed.
-    void report_to(std::shared_ptr<conclave::observer> o) {
+    void report_to(std::shared_ptr<conclave::observer> o) noexcept {
+        if (!o)
+            return;
+        try {
+            o->connection_opened();
+        } catch (...) {
+            return; // (an observer must not throw; one that did is not told of the close)
+        }
         observer_ = std::move(o);
-        if (observer_)
-            observer_->connection_opened();
     }
 
     /// Writes `req` and reads the response into `res`, all within `timeout`. Any error

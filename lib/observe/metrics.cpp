@@ -91,7 +91,8 @@ std::string label_text(label_list labels) {
 
 std::string number(double v) {
     std::array<char, 32> buf{};
-    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    // (general: "0.0005", as Prometheus' Go clients write bucket bounds, not "5e-04")
+    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general);
     return std::string(buf.data(), r.ptr);
 }
 
@@ -135,7 +136,18 @@ struct metrics::store {
 };
 
 metrics::metrics()
-    : store_(std::make_unique<store>()) {}
+    : store_(std::make_unique<store>()) {
+    // The series an alert watches start at 0: Prometheus' increase() does not count the
+    // first sample of a series, so a loss that created its series would go unnoticed.
+    for (std::string_view kind : {"session", "lock", "semaphore"})
+        for (std::string_view reason : {"session_invalidated", "session_expired", "lock_lost"})
+            if (kind != "session" || reason != "lock_lost")
+                store_->add("lost_total", {{"kind", std::string(kind)}, {"reason", std::string(reason)}},
+                            0);
+    store_->add("session_renewals_total", {{"result", "ok"}}, 0);
+    store_->add("session_renewals_total", {{"result", "failed"}}, 0);
+    store_->add("recovered_total", {{"kind", "session"}}, 0);
+}
 metrics::~metrics() = default;
 
 double metrics::value(std::string_view name,

@@ -14,7 +14,7 @@ observer* observer_of(const client& c) noexcept {
 }
 
 void report_health(const client& c, hold_kind kind, std::string_view name, hold_health h,
-                   const error_code& reason) {
+                   const error_code& reason) noexcept try {
     const logger& log = log_of(c);
     switch (h) {
     case hold_health::jeopardy:
@@ -29,18 +29,20 @@ void report_health(const client& c, hold_kind kind, std::string_view name, hold_
     }
     if (auto* o = observer_of(c))
         o->health_changed(health_event{kind, name, h, reason});
+} catch (...) {
 }
 
 void report_renewal(const client& c, std::string_view session, const error_code& ec,
-                    std::chrono::nanoseconds took) {
+                    std::chrono::nanoseconds took) noexcept try {
     if (ec)
         log_line(log_of(c), log_level::warning, "renewal of session ", session, " failed after ",
                  took, ": ", ec);
     if (auto* o = observer_of(c))
         o->session_renewed(renew_event{session, ec, took});
+} catch (...) {
 }
 
-void report_acquire(const client& c, const acquire_event& e) {
+void report_acquire(const client& c, const acquire_event& e) noexcept try {
     const logger& log = log_of(c);
     switch (e.outcome) {
     case acquire_outcome::taken:
@@ -61,15 +63,17 @@ void report_acquire(const client& c, const acquire_event& e) {
     }
     if (auto* o = observer_of(c))
         o->acquire_finished(e);
+} catch (...) {
 }
 
-void report_leadership(const client& c, const leadership_event& e) {
+void report_leadership(const client& c, const leadership_event& e) noexcept try {
     if (e.leading)
         log_line(log_of(c), log_level::info, "leading ", e.key);
     else
         log_line(log_of(c), log_level::info, "no longer leading ", e.key, " (", e.cause, ")");
     if (auto* o = observer_of(c))
         o->leadership_changed(e);
+} catch (...) {
 }
 
 } // namespace conclave::detail

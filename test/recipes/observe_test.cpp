@@ -9,8 +9,6 @@
 #include <conclave/metrics.hpp>
 #include <conclave/semaphore.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 #include <functional>
@@ -72,7 +70,10 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count requests by endpoint and status
                                     query_options::blocking(got.entry->modify_index, 30s));
         };
         auto write_when_waiting = [&]() -> asio::awaitable<void> {
-            CHECK(co_await eventually(ioc, [&] { return m->value("http_blocking_queries") == 1; }));
+            // (g++ 12 evaluates a co_await inside CHECK twice: awaited first)
+            const bool waiting =
+                co_await eventually(ioc, [&] { return m->value("http_blocking_queries") == 1; });
+            CHECK(waiting);
             co_await c.async_kv_put(p + "a", "2");
             asio::steady_timer forever{ioc, std::chrono::steady_clock::time_point::max()};
             co_await forever.async_wait(asio::deferred);
@@ -113,15 +114,17 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count acquires, handoffs and lost gra
         // b waits behind a; a's release hands it the key in the same transaction.
         std::optional<lock_lease> second;
         auto second_acquire = [&]() -> asio::awaitable<void> {
-            auto [ec, l] = co_await lb.async_acquire(b, awaitable_tuple);
-            CHECK_FALSE(ec);
-            second = std::move(l);
+            second = co_await lb.async_acquire(b);
         };
-        asio::co_spawn(ioc, second_acquire(), asio::detached);
-        // (b's acquire waits on the key's blocking query once it has seen the key held)
-        CHECK(co_await eventually(ioc, [&] { return m->value("http_blocking_queries") == 1; }));
-        co_await first.async_release();
-        REQUIRE(co_await eventually(ioc, [&] { return second.has_value(); }));
+        auto release_when_waiting = [&]() -> asio::awaitable<void> {
+            // (b's acquire waits on the key's blocking query once it has seen the key held)
+            const bool waiting =
+                co_await eventually(ioc, [&] { return m->value("http_blocking_queries") == 1; });
+            CHECK(waiting);
+            co_await first.async_release();
+        };
+        co_await (second_acquire() && release_when_waiting());
+        REQUIRE(second);
         CHECK(m->value("acquires_total", {{"kind", "lock"}, {"outcome", "taken"}}) == 1);
         CHECK(m->value("acquires_total", {{"kind", "lock"}, {"outcome", "handed_over"}}) == 1);
         CHECK(m->value("acquire_wait_seconds_count", {{"kind", "lock"}}) == 2);
@@ -156,7 +159,7 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count renewals, jeopardy, recovery an
     auto m = std::make_shared<metrics>();
     client c{ioc.get_executor(), observed(server, m)};
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(c, quick(2s));
+        auto s = co_await session::async_create(c, quick(4s));
         auto watch = [&]() -> asio::awaitable<void> {
             // The renewal at TTL/2 fails (500); the retry succeeds.
             server.inject_errors("/v1/session/renew/", 1, 500);
@@ -178,7 +181,7 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count renewals, jeopardy, recovery an
         CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) == 0);
 
         // A session that Consul ends is lost, with the reason.
-        auto t = co_await session::async_create(c, quick(2s));
+        auto t = co_await session::async_create(c, quick(4s));
         auto lost = [&]() -> asio::awaitable<error_code> {
             CHECK(server.expire_session(t.id()));
             co_return std::get<0>(co_await t.async_wait_lost(awaitable_tuple));
@@ -204,10 +207,12 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count an elector's leadership changes
             co_await forever.async_wait(asio::deferred);
         };
         auto resign_then_stop = [&]() -> asio::awaitable<void> {
-            CHECK(co_await eventually(ioc, [&] { return terms == 1; }));
+            const bool leading = co_await eventually(ioc, [&] { return terms == 1; });
+            CHECK(leading);
             CHECK(m->value("leading") == 1);
             co_await el.async_resign();
-            CHECK(co_await eventually(ioc, [&] { return terms == 2; }));
+            const bool again = co_await eventually(ioc, [&] { return terms == 2; });
+            CHECK(again);
         };
         co_await (el.async_run(s, lead, awaitable_tuple) || resign_then_stop());
         CHECK(m->value("leadership_changes_total", {{"change", "began"}}) == 2);
@@ -217,6 +222,8 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count an elector's leadership changes
               1);
         CHECK(m->value("leading") == 0);
         co_await s.async_destroy();
+        lock key{c, p + "leader"}; // (the released key stays: remove it)
+        co_await key.async_destroy();
     };
     run(ioc, body());
 }

@@ -26,7 +26,8 @@ struct grant_state {
         if (lost)
             return;
         lost = reason;
-        if (!released)
+        // (Not ours to report: our release, or the end of our session, which we ended.)
+        if (!released && !session->ended_by_us)
             report_health(session->consul, kind, token.key, hold_health::lost, reason);
         changed.notify_all();
     }

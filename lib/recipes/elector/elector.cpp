@@ -161,6 +161,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             e.changed.notify_all();
         }
     } flag{*E};
+    detail::term_report term{E->consul, E->key};
 
     for (;;) {
         // (with_diagnostics: a failure comes with its text, e.g. the permission missing)
@@ -176,7 +177,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             }
         }
         E->current = lease;
-        detail::report_leadership(E->consul, leadership_event{E->key, true, {}});
+        term.began();
         const auto resigns_seen = E->resigns;
 
         // Lead until the task returns, leadership is lost, or a resign is requested: the
@@ -209,8 +210,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             co_await lease.async_release(tuple_awaitable);
         E->current.reset();
         E->changed.notify_all();
-        detail::report_leadership(E->consul,
-                                  leadership_event{E->key, false, end_cause(cancelled, failure, ended_by)});
+        term.ended(end_cause(cancelled, failure, ended_by));
 
         if (cancelled)
             co_return make_error_code(asio::error::operation_aborted);

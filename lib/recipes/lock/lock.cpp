@@ -248,7 +248,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *l->hub;
-    const auto started = clock::now();
+    detail::acquire_report report{l->consul, grant_kind::lock, l->key};
     auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
@@ -407,8 +407,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
         how = cancelled         ? acquire_outcome::cancelled
               : result.first    ? acquire_outcome::failed
                                 : acquire_outcome::timed_out;
-    detail::report_acquire(l->consul, acquire_event{grant_kind::lock, l->key, how, result.first,
-                                                    clock::now() - started});
+    report.finish(how, result.first);
     co_return result;
 }
 

@@ -152,7 +152,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *sem->hub;
-    const auto started = clock::now();
+    detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
     auto how = acquire_outcome::taken; // how a permit was granted
     queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
     auto& me = *place.me;
@@ -327,8 +327,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         how = cancelled         ? acquire_outcome::cancelled
               : result.first    ? acquire_outcome::failed
                                 : acquire_outcome::timed_out;
-    detail::report_acquire(sem->consul, acquire_event{grant_kind::semaphore, sem->prefix, how,
-                                                      result.first, clock::now() - started});
+    report.finish(how, result.first);
     co_return result;
 }
 

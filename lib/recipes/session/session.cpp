@@ -6,6 +6,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -15,6 +18,7 @@ namespace conclave {
 
 using clock = std::chrono::steady_clock;
 using detail::session_state;
+using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -64,6 +68,19 @@ asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
         s->destroyed = true;
 }
 
+// While a renewal is out: reports jeopardy when the session reaches it by the clock (no
+// renewal succeeded with 3/8 of the TTL left), not only once the renewal fails. Never
+// completes: the renewal's end cancels it.
+asio::awaitable<void> report_when_late(std::shared_ptr<session_state> s) {
+    asio::steady_timer timer{co_await asio::this_coro::executor, s->policy.jeopardy_at()};
+    co_await timer.async_wait(asio::use_awaitable);
+    if (!s->lost && !std::exchange(s->in_jeopardy, true))
+        detail::report_health(s->consul, hold_kind::session, s->id, hold_health::jeopardy,
+                              make_error_code(errc::timeout));
+    timer.expires_at(clock::time_point::max());
+    co_await timer.async_wait(asio::use_awaitable);
+}
+
 asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     if (s->running)
         co_return make_error_code(errc::invalid_argument); // one renew loop per session
@@ -85,8 +102,13 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
             }
             const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
             auto op = s->consul.async_session_renew(s->id, write_options{}, asio::deferred);
-            auto [ec, entry] =
-                co_await detail::with_deadline<session_entry>(std::move(op), now + budget);
+            auto renewal = detail::with_deadline<session_entry>(std::move(op), now + budget);
+            auto raced = co_await (std::move(renewal) || report_when_late(s));
+            auto [ec, entry] = std::get<0>(std::move(raced));
+            // Stopped during the renewal: neither a failed renewal nor jeopardy.
+            const auto cs = co_await asio::this_coro::cancellation_state;
+            if (cs.cancelled() != asio::cancellation_type::none)
+                throw boost::system::system_error(asio::error::operation_aborted);
             detail::report_renewal(s->consul, s->id, ec, clock::now() - now);
             if (s->lost)
                 continue;
@@ -98,7 +120,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 s->changed.notify_all(); // the deadline moved
             } else if (ec == errc::session_invalidated) {
                 s->gone_on_server = true;
-                s->mark_lost(ec);
+                s->mark_lost(ec, s->destroying); // (our own destroy may have answered first)
             } else {
                 // Anything else (network, 5xx, timeout, even 403) may heal before the
                 // deadline: keep trying until then.
@@ -138,6 +160,7 @@ asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
         co_return error_code{};
     }
+    s->destroying = true;
     auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
     if (ec)
         co_return ec; // not confirmed: the caller may retry

@@ -30,6 +30,7 @@ struct session_state {
         if (lost)
             return;
         lost = reason;
+        ended_by_us = ended;
         if (!ended)
             report_health(consul, hold_kind::session, id, hold_health::lost, reason);
         changed.notify_all();
@@ -69,7 +70,9 @@ struct session_state {
     bool destroyed = false;      ///< we destroyed it and Consul confirmed
     bool gone_on_server = false; ///< Consul said it does not know it (no destroy needed)
     bool running = false;        ///< an async_run is active
-    bool in_jeopardy = false;    ///< reported in jeopardy (a renewal failed since the last success)
+    bool in_jeopardy = false;    ///< reported in jeopardy, not yet held again
+    bool destroying = false;     ///< our destroy was sent (a 404 may be its doing)
+    bool ended_by_us = false;    ///< lost because we ended it: not reported as a loss
     notifier changed;            ///< wakes waiters on loss and on deadline changes
 };
 
