@@ -61,6 +61,18 @@ int main(int argc, char** argv) {
             out.add(std::move(r));
             status = 1;
         }
+        // The scenario's session renewals, as the library's observer saw them.
+        auto& renewals = target->renewals();
+        if (!renewals.durations.empty() || renewals.failures > 0) {
+            record r = h.base_record(name, "conclave", 0);
+            r.set("variant", std::string("renewals"));
+            r.set("renewals", double(renewals.durations.size()));
+            r.set("renew_failures", double(renewals.failures));
+            if (!renewals.durations.empty())
+                set_percentiles(r, summarize(renewals.durations));
+            out.add(std::move(r));
+            renewals.clear();
+        }
     }
     if (!opt.quiet && !opt.json && !opt.csv) {
         std::printf("\nconclave-bench on %s agent (%s)\n", target->kind().c_str(),

@@ -65,6 +65,14 @@ def main():
                 skipped.append(err)
                 continue
             sys.exit("%s: error: %s" % (which, err))
+        if r.get("variant") == "renewals":
+            # The scenario's session renewals, from the library's observer.
+            for f in ("renewals", "renew_failures"):
+                if not isinstance(r.get(f), (int, float)) or r[f] < 0:
+                    sys.exit("%s: renewals record: bad %s: %r" % (which, f, r.get(f)))
+            if r["renewals"] > 0 and not r.get("p50_us", 0) > 0:
+                sys.exit("%s: renewals record without latency" % which)
+            continue
         want = COMMON + EXTRA.get(scenario, [])
         if scenario == "failover" and r.get("variant") == "resign":
             want = want + ["idle_rtt_p50_us", "handoff_rtts", "handoff_rtts_vs_rtt_loop"]

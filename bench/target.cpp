@@ -121,6 +121,7 @@ client_config bench_target::make_config(std::size_t max_connections) const {
     client_config cfg;
     apply_http_addr(cfg, address_);
     cfg.max_connections = max_connections;
+    cfg.observer = renewals_;
     return cfg;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "agent_process.hpp"
+#include "renewals.hpp"
 
 #include <conclave/config.hpp>
 
@@ -56,8 +57,11 @@ public:
     const std::string& address() const { return address_; }
     /// True when the target is a real Consul (started here or given by address).
     bool is_consul() const { return kind_ != "process" && kind_ != "embedded"; }
-    /// A client configuration for this target with a pool bound.
+    /// A client configuration for this target with a pool bound, reporting its sessions'
+    /// renewals to renewals().
     client_config make_config(std::size_t max_connections) const;
+    /// What the clients of make_config() reported of their renewals.
+    renew_recorder& renewals() { return *renewals_; }
 
     /// The agent's counters, when it is a conclave dev agent.
     std::optional<agent_counters> counters();
@@ -71,6 +75,7 @@ private:
     std::unique_ptr<agent_process> child_;
     std::unique_ptr<dev::agent> embedded_;
     std::unique_ptr<programs::consul_server> consul_;
+    std::shared_ptr<renew_recorder> renewals_ = std::make_shared<renew_recorder>();
 };
 
 /// One plain HTTP/1.1 exchange on a fresh connection, outside any event loop (a few

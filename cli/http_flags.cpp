@@ -24,6 +24,8 @@ const char* const http_flags_usage = R"(HTTP API Options
   -client-key=<path>       Client key for TLS. Default CONSUL_CLIENT_KEY.
   -tls-server-name=<name>  Server name for SNI and verification. Default
                            CONSUL_TLS_SERVER_NAME.
+  -log-level=<level>       Log what the client does to stderr: trace, debug, info,
+                           warn, error or off. Default off.
 )";
 
 void http_flags::add_to(flag_set& flags) {
@@ -36,6 +38,7 @@ void http_flags::add_to(flag_set& flags) {
     flags.add_string("client-cert", &client_cert);
     flags.add_string("client-key", &client_key);
     flags.add_string("tls-server-name", &tls_server_name);
+    flags.add_string("log-level", &log_level);
 }
 
 std::optional<client_config> http_flags::make_config(const flag_set& flags,
@@ -84,6 +87,15 @@ std::optional<client_config> http_flags::make_config(const flag_set& flags,
     }
     if (flags.was_set("datacenter"))
         cfg.datacenter = datacenter;
+    if (flags.was_set("log-level")) {
+        const auto level = parse_log_level(log_level);
+        if (!level) {
+            error = "Invalid -log-level '" + log_level +
+                    "': use trace, debug, info, warn, error or off";
+            return std::nullopt;
+        }
+        cfg.log = logger::to_stderr(*level);
+    }
     if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty()) {
         error = "-client-cert and -client-key (or CONSUL_CLIENT_CERT and CONSUL_CLIENT_KEY) "
                 "must be given together";

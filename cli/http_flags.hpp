@@ -24,6 +24,7 @@ struct http_flags {
     std::string client_cert;
     std::string client_key;
     std::string tls_server_name;
+    std::string log_level;
 
     void add_to(flag_set& flags);
 

@@ -81,8 +81,10 @@ inline asio::awaitable<void> work_in_session(conclave::session& s, asio::awaitab
 }
 
 /// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.
-/// Returns the process exit status.
-inline int run_example(const char* name, int argc, char** argv, example_body body) {
+/// `configure` may add to the client's settings (a logger, an observer). Returns the process
+/// exit status.
+inline int run_example(const char* name, int argc, char** argv, example_body body,
+                       const std::function<void(conclave::client_config&)>& configure = {}) {
     // Each line as it is printed, also into a pipe or a container's log.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool dev = argc > 1 && std::string_view{argv[1]} == "--dev";
@@ -112,6 +114,8 @@ inline int run_example(const char* name, int argc, char** argv, example_body bod
         cfg.port = agent->port();
         cfg.tls = {};
     }
+    if (configure)
+        configure(cfg);
     conclave::client consul{ioc.get_executor(), cfg};
 
     // Ctrl+C cancels the body (terminal cancellation): it releases what it holds and

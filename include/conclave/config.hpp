@@ -3,16 +3,20 @@
 #pragma once
 
 #include <conclave/detail/export.hpp>
+#include <conclave/log.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace conclave {
+
+class observer;
 
 /// TLS settings, as the Consul CLI's CONSUL_HTTP_SSL, CONSUL_CACERT, ... describe them.
 ///
@@ -69,6 +73,14 @@ struct CONCLAVE_DECL client_config {
     /// about 700 KB), a session, a write's true/false, the leader, the agent. Raise it with
     /// `kv_max_value_size`. A reply beyond a limit fails with "body limit exceeded".
     std::size_t max_entry_response_body = 1024 * 1024;
+
+    /// Where the client and the recipes on it write log lines: none by default. See
+    /// conclave/log.hpp (the ACL token is never logged).
+    logger log;
+    /// Receives the events behind metrics (requests, connections, renewals, acquires,
+    /// health changes, leadership): none by default. conclave::metrics counts them; one
+    /// observer may serve several clients. See conclave/observer.hpp.
+    std::shared_ptr<conclave::observer> observer;
 
     /// "host:port", "unix:///path", or the https/http URL form, for messages.
     std::string describe_address() const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "codec/duration.hpp"
 #include "consul/client_impl.hpp"
+#include "observe/log_line.hpp"
 
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
@@ -8,6 +9,8 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
+
+#include <algorithm>
 
 namespace conclave {
 
@@ -136,9 +139,102 @@ void describe_failure(const api_call& call, const error_code& ec, const client_c
                                  std::to_string(cfg.max_response_body) + " bytes)";
 }
 
+
+// The endpoint's name in reports: a fixed set (see request_event::endpoint).
+std::string_view endpoint_name(const api_call& call) {
+    std::string_view path = call.path;
+    const auto has = [&](std::string_view flag) {
+        return std::any_of(call.params.begin(), call.params.end(),
+                           [&](const auto& p) { return p.first == flag; });
+    };
+    if (path.starts_with("/v1/kv/")) {
+        if (call.method == bhttp::verb::put)
+            return "kv_put";
+        if (call.method == bhttp::verb::delete_)
+            return "kv_delete";
+        return has("keys") ? "kv_keys" : has("recurse") ? "kv_list" : "kv_get";
+    }
+    if (path == "/v1/txn")
+        return "txn";
+    if (path == "/v1/status/leader")
+        return "status_leader";
+    if (path == "/v1/agent/self")
+        return "agent_self";
+    for (std::string_view name : {"session_create", "session_renew", "session_destroy",
+                                  "session_info", "session_list", "session_node"}) {
+        const std::string_view segment = name.substr(8); // after "session_"
+        if (path.starts_with("/v1/session/") && path.substr(12).starts_with(segment) &&
+            (path.size() == 12 + segment.size() || path[12 + segment.size()] == '/'))
+            return name;
+    }
+    return "other";
+}
+
+// Reports one request to the logger and the observer exactly once: by finish(), or from the
+// destructor when the request ends by an exception (cancelled while it waited for a
+// connection) or its coroutine is destroyed with it.
+class request_report {
+public:
+    request_report(std::shared_ptr<client_impl> client, const api_call& call, log_level level)
+        : client_(std::move(client))
+        , observer_(client_->config.observer)
+        , endpoint_(endpoint_name(call))
+        , method_(bhttp::to_string(call.method))
+        , blocking_(call.blocking)
+        , level_(level) {
+        if (client_->config.log.enabled(level_)) {
+            std::string storage;
+            target_ = std::string(method_) + " " +
+                      std::string(build_target(call, client_->config.datacenter, storage));
+        }
+        if (observer_)
+            observer_->request_started(endpoint_, blocking_);
+    }
+    request_report(const request_report&) = delete;
+    request_report& operator=(const request_report&) = delete;
+    ~request_report() {
+        if (!done_)
+            finish(asio::error::operation_aborted, 0);
+    }
+
+    void finish(const error_code& ec, unsigned status) noexcept try {
+        done_ = true;
+        const auto took = http::clock::now() - start_;
+        if (observer_)
+            observer_->request_finished(
+                request_event{endpoint_, method_, blocking_, status, ec, took});
+        if (ec)
+            log_line(client_->config.log, level_, target_, " failed after ", took, ": ", ec);
+        else
+            log_line(client_->config.log, level_, target_, " -> ", status, " in ", took);
+    } catch (...) { // (what an observer or sink throws is dropped: see observe/report.hpp)
+    }
+
+private:
+    std::shared_ptr<client_impl> client_;     // its logger outlives the report
+    std::shared_ptr<observer> observer_;      // so does the observer
+    std::string_view endpoint_, method_;      // (static strings)
+    bool blocking_;
+    log_level level_;
+    std::string target_; // method and target, built only for a log line
+    http::clock::time_point start_ = http::clock::now();
+    bool done_ = false;
+};
+
 } // namespace
 
 asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& call) {
+    // Blocking queries are many and long: their lines are one level further down.
+    const log_level level = call.blocking ? log_level::trace : log_level::debug;
+    if (!config.observer && !config.log.enabled(level))
+        co_return co_await send_unreported(call);
+    request_report report{shared_from_this(), call, level};
+    auto outcome = co_await send_unreported(call);
+    report.finish(outcome.first, outcome.first ? 0u : outcome.second.status);
+    co_return outcome;
+}
+
+asio::awaitable<std::pair<error_code, api_reply>> client_impl::send_unreported(api_call& call) {
     using result = std::pair<error_code, api_reply>;
     auto self = shared_from_this(); // outlive the client handle while in flight
 
@@ -213,6 +309,10 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& ca
             // send the request again on one of them. Not a retry loop: every refusal
             // lowers the limit, and with no connection left to use the request fails.
             const std::size_t accepted = pool->connection_refused();
+            log_line(config.log, log_level::warning,
+                     "Consul refused a connection: its limits.http_max_conns_per_client is "
+                     "reached for this address; keeping to ",
+                     accepted, " connections");
             conn = {};       // (after: its slot is the one over the new limit)
             lane_place = {}; // a blocking query queues again, under the new limit
             blocking_lane->set_limit(http::blocking_lane_limit(pool->limit()));

@@ -61,7 +61,10 @@ public:
     /// Sends `call`; fails only for transport problems (any HTTP status is a reply).
     /// GETs that fail on a reused keep-alive connection are retried once on a new one (not
     /// blocking queries: their loops re-read without blocking after a failure).
+    /// Reports each call to the config's logger and observer.
     asio::awaitable<std::pair<error_code, api_reply>> send(api_call& call);
+    /// send() without the reports.
+    asio::awaitable<std::pair<error_code, api_reply>> send_unreported(api_call& call);
 
     asio::any_io_executor executor;
     client_config config;

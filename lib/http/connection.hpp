@@ -7,6 +7,7 @@
 
 #include <conclave/config.hpp>
 #include <conclave/error.hpp>
+#include <conclave/observer.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,7 +26,26 @@ using clock = std::chrono::steady_clock;
 /// A keep-alive connection. Not copyable; the pool hands it to one request at a time.
 class connection {
 public:
-    virtual ~connection() = default;
+    virtual ~connection() {
+        if (observer_) {
+            try {
+                observer_->connection_closed();
+            } catch (...) { // (an observer must not throw; a destructor cannot let it)
+            }
+        }
+    }
+
+    /// Reports the connection open to `o` now, and closed when it is destroyed.
+    void report_to(std::shared_ptr<conclave::observer> o) noexcept {
+        if (!o)
+            return;
+        try {
+            o->connection_opened();
+        } catch (...) {
+            return; // (an observer must not throw; one that did is not told of the close)
+        }
+        observer_ = std::move(o);
+    }
 
     /// Writes `req` and reads the response into `res`, all within `timeout`. Any error
     /// leaves the connection unusable (the caller discards it).
@@ -51,6 +71,7 @@ public:
     clock::time_point idle_since{};
 
 protected:
+    std::shared_ptr<conclave::observer> observer_;
     bool reusable_ = true;
     bool answered_ = false;
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "http/pool.hpp"
+#include "observe/log_line.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -129,6 +130,9 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
     }
     guard.p = nullptr;
     ++connects_;
+    conn->report_to(cfg_.observer);
+    detail::log_line(cfg_.log, log_level::trace, "connection ", connects_, " opened to ",
+                     cfg_.describe_address());
     co_return result{error_code{}, lease{self, std::move(conn)}};
 }
 

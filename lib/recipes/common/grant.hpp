@@ -20,11 +20,15 @@ struct grant_state {
         : session(std::move(s))
         , token(std::move(t)) {}
 
-    /// Records the first reason the grant ended and wakes its waiters.
+    /// Records the first reason the grant ended and wakes its waiters. A loss (not our
+    /// release) is reported.
     void mark_lost(error_code reason) {
         if (lost)
             return;
         lost = reason;
+        // (Not ours to report: our release, or the end of our session, which we ended.)
+        if (!released && !session->ended_by_us)
+            report_health(session->consul, kind, token.key, hold_health::lost, reason);
         changed.notify_all();
     }
 
@@ -59,6 +63,7 @@ struct grant_state {
     fencing_token token;
     error_code lost;       ///< first reason the grant ended
     bool released = false; ///< released by us (Consul confirmed)
+    hold_kind kind = hold_kind::lock; ///< what it is, in reports
     notifier changed;
 };
 

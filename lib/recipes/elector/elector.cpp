@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // elector: campaign (a lock acquire), lead (the task raced against the lost signal and
 // resign requests), step down (release after the task returned), leader discovery.
+#include "observe/report.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/notifier.hpp"
@@ -129,6 +130,24 @@ asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_
     }
 }
 
+// Why a term of async_run ended, in reports (`ended_by`: the index of what ended the race).
+std::string_view end_cause(bool cancelled, const std::exception_ptr& failure, std::size_t ended_by) {
+    if (cancelled)
+        return "stopped";
+    if (failure)
+        return "task_failed";
+    switch (ended_by) {
+    case 0:
+        return "task_returned";
+    case 1:
+        return "lost";
+    case 2:
+        return "resigned";
+    default:
+        return "handed_over";
+    }
+}
+
 asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, leader_task task,
                                 diagnostics* diag) {
     if (E->running || E->campaign_busy())
@@ -142,6 +161,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             e.changed.notify_all();
         }
     } flag{*E};
+    detail::term_report term{E->consul, E->key};
 
     for (;;) {
         // (with_diagnostics: a failure comes with its text, e.g. the permission missing)
@@ -157,6 +177,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             }
         }
         E->current = lease;
+        term.began();
         const auto resigns_seen = E->resigns;
 
         // Lead until the task returns, leadership is lost, or a resign is requested: the
@@ -189,6 +210,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             co_await lease.async_release(tuple_awaitable);
         E->current.reset();
         E->changed.notify_all();
+        term.ended(end_cause(cancelled, failure, ended_by));
 
         if (cancelled)
             co_return make_error_code(asio::error::operation_aborted);

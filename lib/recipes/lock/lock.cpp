@@ -3,6 +3,7 @@
 // try-acquire with one budget, and destroy.
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
+#include "observe/report.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/lock/lock_release.hpp"
@@ -247,6 +248,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *l->hub;
+    detail::acquire_report report{l->consul, grant_kind::lock, l->key};
+    auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
     detail::lock_delay_backoff delay_backoff{l->opts.max_lock_delay_wait};
@@ -272,6 +275,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                 break; // could not enter the line
             if (place.me->state == detail::hub_waiter::phase::granted) {
                 // A local holder handed us the key in its release.
+                how = acquire_outcome::handed_over;
                 result.second = make_lease(l, s, *place.me->granted_entry);
                 break;
             }
@@ -289,6 +293,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                 break; // not acquired in time: empty result
             if (handed_by_another_process(hub, *place.me)) {
                 place.me->contender_key.clear(); // the handing release deleted it
+                how = acquire_outcome::handed_over;
                 result.second = make_lease(l, s, *hub.entry());
                 break;
             }
@@ -309,6 +314,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             }
             if (verdict == detail::key_verdict::ours) {
                 // Already held by this session: a lease without a write.
+                how = acquire_outcome::already_held;
                 result.second = make_lease(l, s, *known);
                 break;
             }
@@ -397,6 +403,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
+    if (!result.second)
+        how = cancelled         ? acquire_outcome::cancelled
+              : result.first    ? acquire_outcome::failed
+                                : acquire_outcome::timed_out;
+    report.finish(how, result.first);
     co_return result;
 }
 

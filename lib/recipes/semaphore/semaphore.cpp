@@ -2,6 +2,7 @@
 // semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
+#include "observe/report.hpp"
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "recipes/common/acquire_policy.hpp"
@@ -151,6 +152,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *sem->hub;
+    detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
+    auto how = acquire_outcome::taken; // how a permit was granted
     queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
     auto& me = *place.me;
     auto subscription = hub.subscribe();
@@ -182,6 +185,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         while (me.enqueued) {
             if (me.state == phase::granted) {
                 // Someone else's transaction added us to the holders.
+                how = acquire_outcome::handed_over;
                 result.second = make_permit(sem, s, me.granted_index);
                 break;
             }
@@ -222,6 +226,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             }
             if (r.record.holders.count(s->id)) {
                 // Already a holder (an earlier attempt of ours, or a handoff, was applied).
+                how = acquire_outcome::already_held;
                 result.second = make_permit(sem, s, r.lock_modify_index);
                 break;
             }
@@ -318,6 +323,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
+    if (!result.second)
+        how = cancelled         ? acquire_outcome::cancelled
+              : result.first    ? acquire_outcome::failed
+                                : acquire_outcome::timed_out;
+    report.finish(how, result.first);
     co_return result;
 }
 

@@ -41,7 +41,9 @@ struct permit_state : grant_state {
     permit_state(std::shared_ptr<semaphore_state> sem_, std::shared_ptr<session_state> s,
                  fencing_token t)
         : grant_state(std::move(s), std::move(t))
-        , sem(std::move(sem_)) {}
+        , sem(std::move(sem_)) {
+        kind = hold_kind::semaphore;
+    }
     std::shared_ptr<semaphore_state> sem;
 };
 

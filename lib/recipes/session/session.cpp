@@ -6,13 +6,19 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
+
+#include <utility>
 
 namespace conclave {
 
 using clock = std::chrono::steady_clock;
 using detail::session_state;
+using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -47,6 +53,8 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     auto [ec, id] = co_await consul.async_session_create(o, asio::as_tuple(asio::deferred));
     if (ec)
         co_return result{ec, session{}};
+    detail::log_line(detail::log_of(consul), log_level::info, "session ", id, " created (TTL ",
+                     std::chrono::nanoseconds(cfg.ttl), ")");
     co_return result{error_code{}, make(std::make_shared<session_state>(consul, std::move(id),
                                                                         std::move(cfg), start))};
 }
@@ -58,6 +66,19 @@ asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
     const auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
     if (!ec)
         s->destroyed = true;
+}
+
+// While a renewal is out: reports jeopardy when the session reaches it by the clock (no
+// renewal succeeded with 3/8 of the TTL left), not only once the renewal fails. Never
+// completes: the renewal's end cancels it.
+asio::awaitable<void> report_when_late(std::shared_ptr<session_state> s) {
+    asio::steady_timer timer{co_await asio::this_coro::executor, s->policy.jeopardy_at()};
+    co_await timer.async_wait(asio::use_awaitable);
+    if (!s->lost && !std::exchange(s->in_jeopardy, true))
+        detail::report_health(s->consul, hold_kind::session, s->id, hold_health::jeopardy,
+                              make_error_code(errc::timeout));
+    timer.expires_at(clock::time_point::max());
+    co_await timer.async_wait(asio::use_awaitable);
 }
 
 asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
@@ -81,20 +102,32 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
             }
             const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
             auto op = s->consul.async_session_renew(s->id, write_options{}, asio::deferred);
-            auto [ec, entry] =
-                co_await detail::with_deadline<session_entry>(std::move(op), now + budget);
+            auto renewal = detail::with_deadline<session_entry>(std::move(op), now + budget);
+            auto raced = co_await (std::move(renewal) || report_when_late(s));
+            auto [ec, entry] = std::get<0>(std::move(raced));
+            // Stopped during the renewal: neither a failed renewal nor jeopardy.
+            const auto cs = co_await asio::this_coro::cancellation_state;
+            if (cs.cancelled() != asio::cancellation_type::none)
+                throw boost::system::system_error(asio::error::operation_aborted);
+            detail::report_renewal(s->consul, s->id, ec, clock::now() - now);
             if (s->lost)
                 continue;
             if (!ec) {
                 s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
+                if (std::exchange(s->in_jeopardy, false))
+                    detail::report_health(s->consul, hold_kind::session, s->id, hold_health::held,
+                                          {});
                 s->changed.notify_all(); // the deadline moved
             } else if (ec == errc::session_invalidated) {
                 s->gone_on_server = true;
-                s->mark_lost(ec);
+                s->mark_lost(ec, s->destroying); // (our own destroy may have answered first)
             } else {
                 // Anything else (network, 5xx, timeout, even 403) may heal before the
                 // deadline: keep trying until then.
                 s->policy.on_transient_failure(clock::now());
+                if (!std::exchange(s->in_jeopardy, true))
+                    detail::report_health(s->consul, hold_kind::session, s->id,
+                                          hold_health::jeopardy, ec);
                 s->changed.notify_all(); // in jeopardy (see hold_health)
             }
         }
@@ -108,7 +141,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     // completion arrives: nothing of the run may be left waiting on it (a destroy whose
     // answer came after the caller's own requests used to be).
     if (cancelled && !s->destroyed && !s->gone_on_server) {
-        s->mark_lost(make_error_code(errc::session_invalidated));
+        s->mark_lost(make_error_code(errc::session_invalidated), true);
         asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
     }
     co_return asio::error::operation_aborted;
@@ -124,14 +157,16 @@ asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
 
 asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
     if (s->destroyed || s->gone_on_server) {
-        s->mark_lost(make_error_code(errc::session_invalidated));
+        s->mark_lost(make_error_code(errc::session_invalidated), true);
         co_return error_code{};
     }
+    s->destroying = true;
     auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
     if (ec)
         co_return ec; // not confirmed: the caller may retry
     s->destroyed = true;
-    s->mark_lost(make_error_code(errc::session_invalidated));
+    detail::log_line(detail::log_of(s->consul), log_level::info, "session ", s->id, " destroyed");
+    s->mark_lost(make_error_code(errc::session_invalidated), true);
     co_return error_code{};
 }
 

@@ -2,6 +2,7 @@
 // The state shared by every handle of a session and by the grants it backs.
 #pragma once
 
+#include "observe/report.hpp"
 #include "recipes/common/notifier.hpp"
 #include "recipes/session/renew_policy.hpp"
 
@@ -23,11 +24,15 @@ struct session_state {
     session_state(const session_state&) = delete;
     session_state& operator=(const session_state&) = delete;
 
-    /// Records the first loss and wakes everyone waiting on the session.
-    void mark_lost(error_code reason) {
+    /// Records the first loss and wakes everyone waiting on the session. `ended`: we ended
+    /// it (destroyed, or its run cancelled), which is not reported as a loss.
+    void mark_lost(error_code reason, bool ended = false) {
         if (lost)
             return;
         lost = reason;
+        ended_by_us = ended;
+        if (!ended)
+            report_health(consul, hold_kind::session, id, hold_health::lost, reason);
         changed.notify_all();
     }
 
@@ -65,6 +70,9 @@ struct session_state {
     bool destroyed = false;      ///< we destroyed it and Consul confirmed
     bool gone_on_server = false; ///< Consul said it does not know it (no destroy needed)
     bool running = false;        ///< an async_run is active
+    bool in_jeopardy = false;    ///< reported in jeopardy, not yet held again
+    bool destroying = false;     ///< our destroy was sent (a 404 may be its doing)
+    bool ended_by_us = false;    ///< lost because we ended it: not reported as a loss
     notifier changed;            ///< wakes waiters on loss and on deadline changes
 };
 
