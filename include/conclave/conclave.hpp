@@ -11,6 +11,9 @@
 #include <conclave/fence.hpp>
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/log.hpp>
+#include <conclave/metrics.hpp>
+#include <conclave/observer.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 #include <conclave/types.hpp>

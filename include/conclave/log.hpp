@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The logger hook: where a client and the recipes on it write what they do, line by line.
+/// \file
+/// The logger hook: where a client and the recipes on it write what they do, line by line.
 #pragma once
 
 #include <conclave/detail/export.hpp>

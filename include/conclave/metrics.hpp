@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// conclave::metrics: an observer that counts, and its rendering in Prometheus' text format.
+/// \file
+/// conclave::metrics: an observer that counts, and its rendering in Prometheus' text format.
 #pragma once
 
 #include <conclave/detail/export.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// The metrics hook: events of a client and of the recipes on it, for an observer to count.
+/// \file
+/// The metrics hook: events of a client and of the recipes on it, for an observer to count.
 #pragma once
 
 #include <conclave/detail/export.hpp>
