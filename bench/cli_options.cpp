@@ -35,8 +35,8 @@ Options:
                         real Consul started here (one dev agent, or three servers on
                         loopback: requests go through a follower), or any Consul
   --consul-bin PATH     the Consul --agent consul* starts (default: $CONSUL_BIN)
-  --go PATH|none        Go's api.Lock peer (golock) run beside rtt, write, cycle, contend,
-                        drain and semaphore (default: $GOLOCK, else ../shared/peers/go-api
+  --go PATH|none        Go's api.Lock peer (golock) run beside rtt, cycle, contend, drain
+                        and semaphore (default: $GOLOCK, else ../shared/peers/go-api
                         next to the source tree when present)
   --duration S          measured seconds of a timed run (default 3)
   --contenders N[,N..]  contenders (contend/semaphore/peers default 1,4,16,64; drain 64)
