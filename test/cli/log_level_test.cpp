@@ -5,7 +5,8 @@
 
 namespace conclave::test::cli {
 
-TEST_CASE("-log-level=debug logs each request on stderr; off by default", "[log]") {
+TEST_CASE("log level: debug logs each request on stderr, nothing is logged by default",
+          "[log]") {
     cli_fixture f;
     auto quiet = f.run({"kv", "put", "log/k", "v"});
     CHECK(quiet->wait() == 0);
@@ -26,7 +27,7 @@ TEST_CASE("-log-level=debug logs each request on stderr; off by default", "[log]
     CHECK(f.run({"kv", "delete", "log/k"})->wait() == 0);
 }
 
-TEST_CASE("-log-level refuses an unknown level", "[log]") {
+TEST_CASE("log level: an unknown level is refused", "[log]") {
     cli_fixture f;
     auto bad = f.run({"kv", "get", "-log-level=loud", "log/k"});
     CHECK(bad->wait() == 1);
