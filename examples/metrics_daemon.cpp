@@ -44,8 +44,8 @@ asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave
     boost::beast::flat_buffer buffer;
     {
         http::request<http::string_body> req;
-        auto [ec, n] = co_await http::async_read(socket, buffer, req,
-                                                 asio::as_tuple(asio::use_awaitable));
+        auto [ec, n] =
+            co_await http::async_read(socket, buffer, req, asio::as_tuple(asio::use_awaitable));
         if (ec)
             co_return; // closed by the scraper, or a request we cannot read
         http::response<http::string_body> res;
@@ -157,7 +157,8 @@ int main(int argc, char** argv) {
             if (!demo)
                 co_return;
             // The demo's end: five rounds each are done; one scrape, checked.
-            auto scraped = co_await (serve_metrics(acceptor, m) || scrape(acceptor.local_endpoint()));
+            auto scraped =
+                co_await (serve_metrics(acceptor, m) || scrape(acceptor.local_endpoint()));
             const auto& body = std::get<1>(scraped);
             std::printf("%s", body.c_str());
             for (const char* sample :

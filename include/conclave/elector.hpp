@@ -23,8 +23,8 @@ struct observer_state;
 
 /// Who leads: what a leader published in the key, and its grant.
 struct leader_info {
-    std::string value;   ///< what the leader published (e.g. "10.0.0.7:8080")
-    std::string session; ///< the leader's session
+    std::string value;              ///< what the leader published (e.g. "10.0.0.7:8080")
+    std::string session;            ///< the leader's session
     std::uint64_t lock_index = 0;   ///< Consul's LockIndex of the key in that term
     std::uint64_t modify_index = 0; ///< of the write that made it leader (orders terms)
 

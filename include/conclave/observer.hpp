@@ -44,7 +44,7 @@ enum class grant_kind { lock, semaphore };
 
 /// How an acquire ended.
 enum class acquire_outcome {
-    taken,        ///< this acquire wrote the key (or took a permit) itself
+    taken, ///< this acquire wrote the key (or took a permit) itself
     /// Granted by another's transaction: a releasing holder's (a handoff), or, for a
     /// semaphore, a local waiter's that took several free slots at once.
     handed_over,

@@ -64,8 +64,8 @@ struct watch_options {
     /// to max_backoff, each delay drawn in [b/2, b].
     std::chrono::milliseconds backoff{100};
     std::chrono::milliseconds max_backoff{10000}; ///< the longest retry delay
-    std::string datacenter;      ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr; ///< Consul's text of the last failed query
+    std::string datacenter;                       ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr;                  ///< Consul's text of the last failed query
 
     watch_options& with_wait(std::chrono::milliseconds v) {
         wait = v;

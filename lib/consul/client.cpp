@@ -139,7 +139,6 @@ void describe_failure(const api_call& call, const error_code& ec, const client_c
                                  std::to_string(cfg.max_response_body) + " bytes)";
 }
 
-
 // The endpoint's name in reports: a fixed set (see request_event::endpoint).
 std::string_view endpoint_name(const api_call& call) {
     std::string_view path = call.path;
@@ -211,9 +210,9 @@ public:
     }
 
 private:
-    std::shared_ptr<client_impl> client_;     // its logger outlives the report
-    std::shared_ptr<observer> observer_;      // so does the observer
-    std::string_view endpoint_, method_;      // (static strings)
+    std::shared_ptr<client_impl> client_; // its logger outlives the report
+    std::shared_ptr<observer> observer_;  // so does the observer
+    std::string_view endpoint_, method_;  // (static strings)
     bool blocking_;
     log_level level_;
     std::string target_; // method and target, built only for a log line

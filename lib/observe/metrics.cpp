@@ -142,8 +142,8 @@ metrics::metrics()
     for (std::string_view kind : {"session", "lock", "semaphore"})
         for (std::string_view reason : {"session_invalidated", "session_expired", "lock_lost"})
             if (kind != "session" || reason != "lock_lost")
-                store_->add("lost_total", {{"kind", std::string(kind)}, {"reason", std::string(reason)}},
-                            0);
+                store_->add("lost_total",
+                            {{"kind", std::string(kind)}, {"reason", std::string(reason)}}, 0);
     store_->add("session_renewals_total", {{"result", "ok"}}, 0);
     store_->add("session_renewals_total", {{"result", "failed"}}, 0);
     store_->add("recovered_total", {{"kind", "session"}}, 0);
@@ -190,13 +190,12 @@ void metrics::request_finished(const request_event& e) {
     else
         code = "failed";
     std::lock_guard lock{mutex_};
-    store_->add("http_requests_total", {{"endpoint", std::string(e.endpoint)}, {"code", code}},
-                1);
+    store_->add("http_requests_total", {{"endpoint", std::string(e.endpoint)}, {"code", code}}, 1);
     if (e.blocking)
         store_->add("http_blocking_queries", {}, -1);
     else
-        store_->observe("http_request_duration_seconds",
-                        {{"endpoint", std::string(e.endpoint)}}, seconds(e.duration));
+        store_->observe("http_request_duration_seconds", {{"endpoint", std::string(e.endpoint)}},
+                        seconds(e.duration));
 }
 
 void metrics::connection_opened() {
@@ -221,11 +220,12 @@ void metrics::health_changed(const health_event& e) {
     std::lock_guard lock{mutex_};
     switch (e.health) {
     case hold_health::jeopardy:
-        store_->add("jeopardy_total", {{"kind", kind}, {"reason", std::string(error_label(e.reason))}},
-                    1);
+        store_->add("jeopardy_total",
+                    {{"kind", kind}, {"reason", std::string(error_label(e.reason))}}, 1);
         break;
     case hold_health::lost:
-        store_->add("lost_total", {{"kind", kind}, {"reason", std::string(error_label(e.reason))}}, 1);
+        store_->add("lost_total", {{"kind", kind}, {"reason", std::string(error_label(e.reason))}},
+                    1);
         break;
     case hold_health::held:
         store_->add("recovered_total", {{"kind", kind}}, 1);
@@ -250,8 +250,8 @@ void metrics::leadership_changed(const leadership_event& e) {
     if (e.leading)
         store_->add("leadership_changes_total", {{"change", "began"}}, 1);
     else
-        store_->add("leadership_changes_total", {{"change", "ended"}, {"cause", std::string(e.cause)}},
-                    1);
+        store_->add("leadership_changes_total",
+                    {{"change", "ended"}, {"cause", std::string(e.cause)}}, 1);
     store_->add("leading", {}, e.leading ? 1 : -1);
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "observe/report.hpp"
-
 #include "consul/client_impl.hpp"
+#include "observe/report.hpp"
 
 namespace conclave::detail {
 

@@ -91,5 +91,4 @@ private:
     bool leading_ = false;
 };
 
-
 } // namespace conclave::detail

@@ -5,8 +5,7 @@
 
 namespace conclave::test::cli {
 
-TEST_CASE("log level: debug logs each request on stderr, nothing is logged by default",
-          "[log]") {
+TEST_CASE("log level: debug logs each request on stderr, nothing is logged by default", "[log]") {
     cli_fixture f;
     auto quiet = f.run({"kv", "put", "log/k", "v"});
     CHECK(quiet->wait() == 0);
@@ -31,8 +30,9 @@ TEST_CASE("log level: an unknown level is refused", "[log]") {
     cli_fixture f;
     auto bad = f.run({"kv", "get", "-log-level=loud", "log/k"});
     CHECK(bad->wait() == 1);
-    CHECK(bad->err().find("Invalid -log-level 'loud': use trace, debug, info, warn, error or off") !=
-          std::string::npos);
+    CHECK(
+        bad->err().find("Invalid -log-level 'loud': use trace, debug, info, warn, error or off") !=
+        std::string::npos);
 }
 
 } // namespace conclave::test::cli

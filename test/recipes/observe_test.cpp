@@ -66,8 +66,7 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count requests by endpoint and status
 
         // A blocking query is in flight until a write answers it.
         auto wait_for_write = [&]() -> asio::awaitable<void> {
-            co_await c.async_kv_get(p + "a",
-                                    query_options::blocking(got.entry->modify_index, 30s));
+            co_await c.async_kv_get(p + "a", query_options::blocking(got.entry->modify_index, 30s));
         };
         auto write_when_waiting = [&]() -> asio::awaitable<void> {
             // (g++ 12 evaluates a co_await inside CHECK twice: awaited first)
@@ -149,7 +148,8 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count acquires, handoffs and lost gra
         co_await a.async_destroy();
         co_await b.async_destroy();
         // Destroyed by us: not a loss either.
-        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) == 0);
+        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) ==
+              0);
     };
     run(ioc, body());
 }
@@ -163,7 +163,8 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count renewals, jeopardy, recovery an
         auto watch = [&]() -> asio::awaitable<void> {
             // The renewal at TTL/2 fails (500); the retry succeeds.
             server.inject_errors("/v1/session/renew/", 1, 500);
-            auto [ec, now] = co_await s.async_wait_health_change(hold_health::held, awaitable_tuple);
+            auto [ec, now] =
+                co_await s.async_wait_health_change(hold_health::held, awaitable_tuple);
             CHECK(now == hold_health::jeopardy);
             auto [ec2, again] =
                 co_await s.async_wait_health_change(hold_health::jeopardy, awaitable_tuple);
@@ -178,7 +179,8 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count renewals, jeopardy, recovery an
         CHECK(m->value("jeopardy_total", {{"kind", "session"}, {"reason", "server_error"}}) == 1);
         CHECK(m->value("recovered_total", {{"kind", "session"}}) == 1);
         // Cancelling the run ends the session: ours, not a loss.
-        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) == 0);
+        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) ==
+              0);
 
         // A session that Consul ends is lost, with the reason.
         auto t = co_await session::async_create(c, quick(4s));
@@ -187,7 +189,8 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count renewals, jeopardy, recovery an
             co_return std::get<0>(co_await t.async_wait_lost(awaitable_tuple));
         };
         auto outcome = co_await (t.async_run(awaitable_tuple) || lost());
-        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) == 1);
+        CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) ==
+              1);
         (void)outcome;
         co_await wait_no_sessions(5000ms);
     };

@@ -66,12 +66,10 @@ TEST_CASE("metrics render in Prometheus' text format", "[metrics]") {
           "conclave_http_request_duration_seconds_bucket{endpoint=\"kv_get\",le=\"+Inf\"} 2");
     CHECK(text.find("conclave_http_request_duration_seconds_count{endpoint=\"kv_get\"} 2\n") !=
           std::string::npos);
-    CHECK(m.value("http_request_duration_seconds_sum", {{"endpoint", "kv_get"}}) ==
-          Approx(0.0037));
+    CHECK(m.value("http_request_duration_seconds_sum", {{"endpoint", "kv_get"}}) == Approx(0.0037));
 }
 
-TEST_CASE("metrics count grants, health changes and leadership by kind and reason",
-          "[metrics]") {
+TEST_CASE("metrics count grants, health changes and leadership by kind and reason", "[metrics]") {
     metrics m;
     m.acquire_finished(acquire_event{grant_kind::lock, "k", acquire_outcome::handed_over, {}, 2s});
     m.acquire_finished(acquire_event{grant_kind::lock, "k", acquire_outcome::cancelled,

@@ -32,11 +32,11 @@ enum class consistency {
 struct query_options {
     query_options() = default;
 
-    std::uint64_t index = 0;           ///< block until the result's index exceeds this
-    std::chrono::milliseconds wait{0}; ///< blocking wait (0: Consul's default, 5 min)
+    std::uint64_t index = 0;                      ///< block until the result's index exceeds this
+    std::chrono::milliseconds wait{0};            ///< blocking wait (0: Consul's default, 5 min)
     consistency mode = consistency::default_mode; ///< consistency mode
-    std::string datacenter;      ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr; ///< filled on error when not null
+    std::string datacenter;                       ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr;                  ///< filled on error when not null
 
     query_options& with_index(std::uint64_t v) {
         index = v;

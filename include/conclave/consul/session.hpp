@@ -43,8 +43,8 @@ struct session_options {
     /// vector: no node checks at all (the session lives by TTL or explicit destroy).
     std::optional<std::vector<std::string>> node_checks;
     std::vector<service_check> service_checks; ///< service checks (empty: none)
-    std::string datacenter;      ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr; ///< filled on error when not null
+    std::string datacenter;                    ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr;               ///< filled on error when not null
 
     session_options& with_name(std::string v) {
         name = std::move(v);
@@ -96,8 +96,8 @@ struct session_entry {
     std::string node;                                      ///< the node it belongs to
     std::chrono::nanoseconds lock_delay{0};                ///< its lock-delay
     session_behavior behavior = session_behavior::release; ///< release or delete_keys
-    std::string ttl_text;            ///< "TTL" exactly as stored ("" when none)
-    std::chrono::nanoseconds ttl{0}; ///< ttl_text parsed
+    std::string ttl_text;                      ///< "TTL" exactly as stored ("" when none)
+    std::chrono::nanoseconds ttl{0};           ///< ttl_text parsed
     std::vector<std::string> node_checks;      ///< the node checks it is bound to
     std::vector<service_check> service_checks; ///< the service checks it is bound to
     std::uint64_t create_index = 0;            ///< Raft index of its creation

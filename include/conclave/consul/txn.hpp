@@ -94,8 +94,8 @@ struct txn_options {
     txn_options() = default;
 
     consistency mode = consistency::default_mode; ///< read-only transactions only
-    std::string datacenter;      ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr; ///< filled on error when not null
+    std::string datacenter;                       ///< ?dc= (empty: the client's default)
+    diagnostics* diag = nullptr;                  ///< filled on error when not null
 
     txn_options& with_mode(consistency v) {
         mode = v;

@@ -61,8 +61,8 @@ struct grant_state {
 
     std::shared_ptr<session_state> session;
     fencing_token token;
-    error_code lost;       ///< first reason the grant ended
-    bool released = false; ///< released by us (Consul confirmed)
+    error_code lost;                  ///< first reason the grant ended
+    bool released = false;            ///< released by us (Consul confirmed)
     hold_kind kind = hold_kind::lock; ///< what it is, in reports
     notifier changed;
 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // elector: campaign (a lock acquire), lead (the task raced against the lost signal and
 // resign requests), step down (release after the task returned), leader discovery.
-#include "observe/report.hpp"
 #include "consul/spawn.hpp"
+#include "observe/report.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/notifier.hpp"
 
@@ -131,7 +131,8 @@ asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_
 }
 
 // Why a term of async_run ended, in reports (`ended_by`: the index of what ended the race).
-std::string_view end_cause(bool cancelled, const std::exception_ptr& failure, std::size_t ended_by) {
+std::string_view end_cause(bool cancelled, const std::exception_ptr& failure,
+                           std::size_t ended_by) {
     if (cancelled)
         return "stopped";
     if (failure)

@@ -404,9 +404,9 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
     if (!result.second)
-        how = cancelled         ? acquire_outcome::cancelled
-              : result.first    ? acquire_outcome::failed
-                                : acquire_outcome::timed_out;
+        how = cancelled      ? acquire_outcome::cancelled
+              : result.first ? acquire_outcome::failed
+                             : acquire_outcome::timed_out;
     report.finish(how, result.first);
     co_return result;
 }

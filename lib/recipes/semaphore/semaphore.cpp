@@ -2,9 +2,9 @@
 // semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
-#include "observe/report.hpp"
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
+#include "observe/report.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
@@ -324,9 +324,9 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
     if (!result.second)
-        how = cancelled         ? acquire_outcome::cancelled
-              : result.first    ? acquire_outcome::failed
-                                : acquire_outcome::timed_out;
+        how = cancelled      ? acquire_outcome::cancelled
+              : result.first ? acquire_outcome::failed
+                             : acquire_outcome::timed_out;
     report.finish(how, result.first);
     co_return result;
 }

@@ -25,8 +25,8 @@ class agent_impl;
 /// How the dev agent listens, what it says about itself, and its limits. Plain aggregate;
 /// every member has a default.
 struct agent_config {
-    std::string address = "127.0.0.1"; ///< listen address (loopback by default)
-    std::uint16_t port = 8500;         ///< 0: pick a free port (read it back with port())
+    std::string address = "127.0.0.1";      ///< listen address (loopback by default)
+    std::uint16_t port = 8500;              ///< 0: pick a free port (read it back with port())
     std::string node_name = "conclave-dev"; ///< the node's name (agent/self, sessions)
     std::string datacenter = "dc1"; ///< its datacenter; a request for another gets Consul's error
     /// Smallest session TTL accepted (Consul's session_ttl_min, default 10 s).
@@ -78,9 +78,9 @@ struct agent_config {
 
 /// Request counters, by endpoint class.
 struct agent_stats {
-    std::uint64_t requests = 0;             ///< requests dispatched to an endpoint
-    std::uint64_t connections_accepted = 0; ///< connections accepted
-    std::size_t connections_open = 0;       ///< connections open now
+    std::uint64_t requests = 0;               ///< requests dispatched to an endpoint
+    std::uint64_t connections_accepted = 0;   ///< connections accepted
+    std::size_t connections_open = 0;         ///< connections open now
     std::size_t blocking_queries_waiting = 0; ///< blocking queries parked now
     /// Connections answered 429 at once (max_conns_per_client) and closed.
     std::uint64_t connections_refused = 0;
