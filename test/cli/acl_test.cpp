@@ -24,7 +24,7 @@ std::pair<int, std::string> run_with_token(const consul_server& consul, const st
 
 TEST_CASE("acl: the documented policy is enough, a missing permission is named, the token "
           "never shown",
-          "[acl]") {
+          "[acl][real-consul]") {
     auto consul = acl_consul();
     if (!consul)
         return;

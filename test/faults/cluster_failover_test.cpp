@@ -215,7 +215,7 @@ asio::awaitable<void> hand_over(cluster_fixture& f, std::size_t holder_at, std::
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the leader server dies while a lock is held: the holder keeps it, "
                  "the waiter gets it after the release",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto leader = cluster->leader();
@@ -228,7 +228,7 @@ TEST_CASE_METHOD(cluster_fixture,
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the holder's server dies: the holder learns its loss before the "
                  "waiter is granted",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto leader = cluster->leader();
@@ -241,7 +241,7 @@ TEST_CASE_METHOD(cluster_fixture,
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the leading candidate's server dies: its term ends before the other "
                  "candidate's begins",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto raft_leader = cluster->leader();
@@ -304,7 +304,7 @@ TEST_CASE_METHOD(cluster_fixture,
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the permit holder's server dies: the holder learns its loss before "
                  "the waiter gets the slot",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto leader = cluster->leader();
@@ -362,7 +362,7 @@ TEST_CASE_METHOD(cluster_fixture,
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the leader server dies while a permit is held: the holder keeps it "
                  "or learns its loss first, the waiter gets the slot after the release",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto leader = cluster->leader();
@@ -463,7 +463,7 @@ TEST_CASE_METHOD(cluster_fixture,
 TEST_CASE_METHOD(cluster_fixture,
                  "cluster: the leader server dies while a candidate leads: its term goes on or "
                  "ends before another begins, then exactly one leader",
-                 "[failover]") {
+                 "[failover][cluster]") {
     if (skip())
         return;
     const auto raft_leader = cluster->leader();

@@ -60,7 +60,7 @@ struct acl_fixture {
 TEST_CASE_METHOD(acl_fixture,
                  "with ACLs on, the documented policy is enough for lock, semaphore, elector "
                  "and watch",
-                 "[acl]") {
+                 "[acl][real-consul]") {
     if (!consul)
         return;
     const auto token = make_token(*consul, "conclave-minimal", minimal_rules(p));
@@ -116,7 +116,7 @@ TEST_CASE_METHOD(acl_fixture,
 TEST_CASE_METHOD(acl_fixture,
                  "with ACLs on, a missing permission fails at once and says which, never "
                  "showing the token",
-                 "[acl]") {
+                 "[acl][real-consul]") {
     if (!consul)
         return;
     // Reads of the prefix and sessions, but no writes.

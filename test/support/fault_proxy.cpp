@@ -169,7 +169,8 @@ struct fault_proxy::state {
     bool stopped = false;
     proxy_stats counters; ///< blocking_queries_waiting and connections_open kept live
     std::vector<injection> injections;
-    std::optional<std::string> hold_prefix;
+    std::optional<std::string> hold_path;
+    fault_proxy::path_match hold_match = fault_proxy::path_match::prefix;
     std::string misbehave_prefix;
     fault_proxy::index_fault misbehave = fault_proxy::index_fault::none;
     std::vector<std::shared_ptr<proxy_connection>> held;
@@ -337,7 +338,10 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
                 break;
         }
 
-        if (st.hold_prefix && path.starts_with(*st.hold_prefix)) {
+        const bool hold = st.hold_path && (st.hold_match == fault_proxy::path_match::exact
+                                               ? path == *st.hold_path
+                                               : path.starts_with(*st.hold_path));
+        if (hold) {
             c.released = false;
             st.held.push_back(self);
             st.held_event.cancel();
@@ -464,12 +468,13 @@ void fault_proxy::misbehave_blocking(const std::string& path_prefix, index_fault
     state_->misbehave = f;
 }
 
-void fault_proxy::hold_responses(const std::string& path_prefix) {
-    state_->hold_prefix = path_prefix;
+void fault_proxy::hold_responses(const std::string& path, path_match m) {
+    state_->hold_path = path;
+    state_->hold_match = m;
 }
 
 void fault_proxy::release_held() {
-    state_->hold_prefix.reset();
+    state_->hold_path.reset();
     for (const auto& c : std::exchange(state_->held, {})) {
         c->released = true;
         c->release.cancel();

@@ -54,9 +54,14 @@ public:
     /// The next `count` matching requests are answered by closing the client connection
     /// (and its upstream connection) without a response; they are not forwarded.
     void inject_disconnects(const std::string& path_prefix, unsigned count);
+    /// How hold_responses() matches a request's path (without the query).
+    enum class path_match {
+        prefix, ///< the path starts with the one given
+        exact,  ///< the path is the one given (e.g. a lock key, not its contender keys)
+    };
     /// Matching requests are forwarded, but their responses are held (not sent to the client)
-    /// until release_held(). Replaces a previous prefix.
-    void hold_responses(const std::string& path_prefix);
+    /// until release_held(). Replaces a previous path.
+    void hold_responses(const std::string& path, path_match m = path_match::prefix);
     /// Sends every held response and stops holding.
     void release_held();
     /// Responses held right now.

@@ -5,6 +5,7 @@
 #include "observe/report.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/notifier.hpp"
+#include "recipes/lock/key_hub.hpp"
 
 #include <conclave/elector.hpp>
 #include <conclave/watch.hpp>
@@ -93,22 +94,29 @@ asio::awaitable<void> run_task(leader_task task, leadership l, std::exception_pt
 }
 
 // While leading with a preferred candidate that is not us: completes when it waits for the
-// key (a live contender key with its value), so that the term ends and the release hands
-// it the key. Follows the contender keys with one blocking query.
+// key (a live contender key with its value, or a local waiter with it), so that the term
+// ends and the release hands it the key. Reads the lock's own hub (which follows the key
+// and its contender keys in fair mode), not a watch of its own: the release decides whom
+// to hand the key to from the hub, and a watch may see the preferred contender before the
+// hub does. The release would then hand the key to the oldest contender instead.
 asio::awaitable<void> preferred_waiting(std::shared_ptr<elector_state> E, std::string own_session) {
     if (E->opts.preferred.empty() || E->opts.preferred == E->opts.value)
         for (;;) // never completes: only cancelled with the term
             co_await E->changed.wait(clock::time_point::max());
-    watch contenders{E->consul, watch::prefix(E->key + "/.queue/")};
+    // The lock's hub (found by client and key: the lock made it).
+    auto hub = detail::key_hub::of(E->consul, E->key,
+                                   {E->opts.wait, lock_options{}.monitor_retry_wait, true});
+    const auto following = hub->subscribe(); // keeps its query running meanwhile
+    const auto& preferred = E->opts.preferred;
     for (;;) {
-        auto [ec, snap] = co_await contenders.async_next(tuple_awaitable);
-        if (ec) {
-            co_await detail::sleep_for(std::chrono::seconds{1}); // (the watch paces retries)
-            continue;
-        }
-        for (const auto& c : snap.entries)
-            if (!c.session.empty() && c.session != own_session && c.value == E->opts.preferred)
+        for (const auto& w : hub->queue)
+            if (w->value == preferred && w->session->id != own_session)
                 co_return;
+        if (hub->known())
+            for (const auto& c : hub->contenders())
+                if (!c.session.empty() && c.session != own_session && c.value == preferred)
+                    co_return;
+        co_await hub->changed.wait(clock::time_point::max());
     }
 }
 
