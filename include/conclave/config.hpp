@@ -60,6 +60,11 @@ struct CONCLAVE_DECL client_config {
     /// connection with a 429; the client then keeps to the connections it has (client_stats
     /// says so), but its blocking queries may hold them all until their waits end.
     std::size_t consul_connection_limit = 200;
+    /// After Consul refused a connection, the client keeps to fewer; when requests then
+    /// wait for a connection, it tries one more at most this often (other clients on the
+    /// address may have closed theirs), and so climbs back to its limits one connection at
+    /// a time. A refused try lowers it again.
+    std::chrono::milliseconds connection_limit_retry{10000};
     std::chrono::milliseconds connect_timeout{5000};
     /// Deadline of a non-blocking request. Blocking reads get wait + wait/16 + this.
     std::chrono::milliseconds request_timeout{10000};

@@ -47,6 +47,10 @@ struct elector_options {
     std::chrono::milliseconds resign_holdoff{5000};
     /// Blocking wait while campaigning (see lock_options::wait).
     std::chrono::milliseconds wait{15000};
+    /// Consecutive failed reads of the key tolerated while leading before the term counts
+    /// as lost, and the pause after each (see lock_options::monitor_retries).
+    unsigned monitor_retries = 3;
+    std::chrono::milliseconds monitor_retry_wait{1000};
     /// The value of the candidate that should lead when it runs (for example the node a
     /// deploy makes leader). When set, candidates queue in fair mode (lock_options::fair), and a
     /// leader that sees the preferred candidate waiting ends its term like a resign and hands
@@ -73,6 +77,12 @@ struct elector_options {
     }
     elector_options& with_wait(std::chrono::milliseconds v) {
         wait = v;
+        return *this;
+    }
+    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
+    elector_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
+        monitor_retries = n;
+        monitor_retry_wait = every;
         return *this;
     }
 };

@@ -36,7 +36,9 @@ struct session_config {
     /// Node checks the session is bound to. Default: none, so only the TTL (and this
     /// process renewing it) decides its life. {"serfHealth"} also ties it to the node.
     std::vector<std::string> node_checks;
-    /// Bound on the destroy sent when the session is closed or its run is cancelled.
+    /// Bound on the destroy sent when the session is closed or its run is cancelled; a
+    /// cancelled run also waits up to this long before it, for the session's grants to be
+    /// released (see session::async_run).
     std::chrono::milliseconds destroy_timeout{2000};
 
     session_config& with_name(std::string v) {
@@ -119,9 +121,14 @@ public:
     ///   (Consul may still know the session, but nothing held with it can be trusted);
     /// - success when the session was destroyed with async_destroy();
     /// - operation_aborted when cancelled (terminal cancellation), at once: the session is
-    ///   marked lost and destroyed on Consul in the background (bounded by destroy_timeout,
-    ///   on the client's executor, so keep the io_context running until it is done, as
-    ///   `run()` does). Nothing of the run waits on the cancellation slot after it completes.
+    ///   marked lost and destroyed on Consul in the background, on the client's executor
+    ///   (keep the io_context running until it is done, as `run()` does). The destroy
+    ///   waits first, up to destroy_timeout, for the locks and permits of the session that
+    ///   are still held to be released: a cancellation that also stops their holders
+    ///   (`s.async_run(...) || el.async_run(s, ...)`) lets them release first, so the keys
+    ///   are freed without the session's lock-delay. The destroy itself is bounded by
+    ///   destroy_timeout too. Nothing of the run waits on the cancellation slot after it
+    ///   completes.
     template <class Token = default_token_t>
     auto async_run(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &session::run_impl, state_);

@@ -258,6 +258,12 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send_unreported(a
     for (int attempt = 0;; ++attempt) {
         error_code ec;
         if (call.blocking && !lane_place) {
+            // After a refusal lowered the limits: a full lane may try one connection more.
+            if (blocking_lane->in_use() >= blocking_lane->limit())
+                pool->try_higher_limit();
+            if (const auto want = http::blocking_lane_limit(pool->limit());
+                want > blocking_lane->limit())
+                blocking_lane->set_limit(want);
             auto [lane_ec, place] = co_await blocking_lane->enter(deadline);
             if (lane_ec) {
                 describe_failure(call, lane_ec, config);

@@ -93,8 +93,15 @@ public:
 
     /// A new cap (at least 1). Lowered below the places taken, the holders keep theirs
     /// until they leave (a blocking query cannot be ended early: Consul keeps counting its
-    /// connection until its wait is over) and nobody gets in meanwhile.
-    void set_limit(std::size_t limit) { limit_ = limit == 0 ? 1 : limit; }
+    /// connection until its wait is over) and nobody gets in meanwhile. Raised, it lets
+    /// waiters in at once.
+    void set_limit(std::size_t limit) {
+        limit_ = limit == 0 ? 1 : limit;
+        while (used_ < limit_ && !waiters_.empty()) {
+            ++used_;
+            grant_front();
+        }
+    }
 
 private:
     struct waiter {
@@ -109,7 +116,11 @@ private:
             --used_;
             return;
         }
-        waiter* next = waiters_.front(); // the place passes on; used_ is unchanged
+        grant_front(); // the place passes on; used_ is unchanged
+    }
+
+    void grant_front() {
+        waiter* next = waiters_.front();
         waiters_.pop_front();
         next->granted = true;
         next->timer.cancel();

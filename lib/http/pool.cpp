@@ -79,7 +79,9 @@ pool::pool(asio::any_io_executor ex, client_config cfg)
     , held_timer_(ex_) {
     if (cfg_.tls.enabled)
         tls_ = make_tls_context(cfg_.tls);
-    limit_ = std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
+    ceiling_ =
+        std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
+    limit_ = ceiling_;
 }
 
 asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point deadline) {
@@ -91,6 +93,8 @@ asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point de
     if (auto idle = take_idle())
         co_return result{error_code{}, std::move(idle)};
     free_expired_slots();
+    if (open_ >= limit_)
+        try_higher_limit();
     if (open_ < limit_) {
         ++open_;
     } else {
@@ -230,7 +234,21 @@ std::size_t pool::connection_refused() {
     const std::size_t accepted = open_ > 0 ? open_ - 1 : 0;
     // (At least 1: a later connection may be accepted once the address has fewer.)
     limit_ = std::max<std::size_t>(1, std::min(limit_, accepted));
+    limit_changed_at_ = clock::now();
     return accepted;
+}
+
+bool pool::try_higher_limit() {
+    if (limit_ >= ceiling_ || closed_)
+        return false;
+    const auto now = clock::now();
+    if (now - limit_changed_at_ < cfg_.connection_limit_retry)
+        return false;
+    ++limit_;
+    limit_changed_at_ = now;
+    detail::log_line(cfg_.log, log_level::info, "trying one connection more to ",
+                     cfg_.describe_address(), " (limit ", limit_, ")");
+    return true;
 }
 
 pool_counters pool::counters() const {

@@ -80,6 +80,10 @@ public:
     std::size_t connection_refused();
     /// Connections allowed at once: max_connections, or fewer once Consul refused one.
     std::size_t limit() const noexcept { return limit_; }
+    /// Below the configured limits after a refusal, with none (refused or tried) for
+    /// client_config::connection_limit_retry: allows one connection more, and returns true.
+    /// Called when a request would wait for a connection; a refusal lowers it again.
+    bool try_higher_limit();
 
     pool_counters counters() const;
     const client_config& config() const { return cfg_; }
@@ -103,7 +107,9 @@ private:
     std::size_t open_ = 0; // connections in use, idle, being opened, or held (below)
     std::multiset<clock::time_point> held_; // slots of dropped connections Consul still counts
     asio::steady_timer held_timer_;
-    std::size_t limit_; // at most this many open (see connection_refused)
+    std::size_t limit_;                    // at most this many open (see connection_refused)
+    std::size_t ceiling_;                  // limit_ as configured
+    clock::time_point limit_changed_at_{}; // last refusal, or last try_higher_limit()
     std::uint64_t connects_ = 0;
     std::uint64_t refused_ = 0;
     bool closed_ = false;

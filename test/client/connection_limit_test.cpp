@@ -205,3 +205,53 @@ TEST_CASE_METHOD(limited_fixture,
     };
     run(ioc, body(), 60s);
 }
+
+TEST_CASE_METHOD(limited_fixture,
+                 "after a refusal, the client climbs back to Consul's limit once other "
+                 "connections close",
+                 "[client][connections]") {
+    if (skip_unless_isolated())
+        return;
+    auto cfg = server.client_config();
+    cfg.max_connections = 16;
+    cfg.connection_limit_retry = 200ms;
+    client consul{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto puts = [&]() -> asio::awaitable<void> {
+            auto put = [&](int i) {
+                return consul.async_kv_put(p + "w" + std::to_string(i), "x", kv_put_options{},
+                                           asio::use_awaitable);
+            };
+            using namespace asio::experimental::awaitable_operators;
+            co_await (put(0) && put(1) && put(2) && put(3));
+        };
+        // Another program on the address holds all the connections Consul accepts from it
+        // but two (accepted first: the server accepts in the order they came). (Not all but
+        // one: against a real Consul, the connection of the test harness's readiness probe
+        // may still count for a moment, and the client must keep one of its own.)
+        const asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
+        std::vector<asio::ip::tcp::socket> others;
+        for (std::size_t i = 0; i + 2 < server_limit; ++i) {
+            others.emplace_back(ioc);
+            co_await others.back().async_connect(ep, asio::use_awaitable);
+        }
+        co_await puts(); // refused beyond two connections, the requests go out on those
+        CHECK(consul.stats().refused_connects >= 1);
+        CHECK(consul.stats().connection_limit <= 2);
+
+        // The other program closes its connections: the client tries one more now and then
+        // (while requests wait for one) and climbs back up to what Consul accepts.
+        others.clear();
+        while (consul.stats().connection_limit < server_limit) {
+            co_await puts();
+            asio::steady_timer pause{ioc, 20ms}; // (no event says when Consul saw the close)
+            co_await pause.async_wait(asio::use_awaitable);
+        }
+        // Blocking queries get their share of the connections back as well.
+        co_await consul.async_kv_get(p + "w0", query_options{}.with_index(1).with_wait(1s));
+        const auto stats = consul.stats();
+        CHECK(stats.open_connections <= server_limit);
+        CHECK(stats.blocking_query_limit == server_limit - 1);
+    };
+    run(ioc, body(), 60s);
+}

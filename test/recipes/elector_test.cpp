@@ -334,6 +334,82 @@ TEST_CASE_METHOD(recipes_fixture, "losing the session ends async_run with sessio
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture,
+                 "a leader's term survives failed reads of its key up to its retry budget",
+                 "[elector][lost]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        candidate a{*this, consul, elector_options{}.with_value("a").with_monitor_retries(2, 50ms)};
+        co_await a.start(a.lead_forever());
+        co_await a.wait_until([&] { return a.terms == 1; });
+        // The monitor's blocking read in flight is not affected by injected errors: a write
+        // of the key by the leader's own session (a txn) makes it return, and the reads
+        // after it fail.
+        int touches = 0; // a different value each time: an identical write changes nothing
+        auto touch = [&]() -> asio::awaitable<void> {
+            std::vector<txn_op> ops;
+            ops.push_back(txn_op::lock(p + "leader", a.s.id(), "a" + std::to_string(++touches),
+                                       lock_flag_value));
+            co_await consul.async_txn(std::move(ops));
+        };
+        server.inject_errors("/v1/kv/", 2, 500); // within the budget: the term goes on
+        co_await touch();
+        auto kept = co_await (a.wait_until([&] { return a.tasks_returned > 0; }) || sleep(600ms));
+        CHECK(kept.index() == 1);
+        server.inject_errors("/v1/kv/", 3, 500); // beyond it: the term ends as lost
+        co_await touch();
+        co_await a.wait_until([&] { return a.tasks_returned == 1; });
+        co_await a.finish();
+        lock cleanup{consul, p + "leader"};
+        co_await cleanup.async_destroy();
+    };
+    run(ioc, body());
+}
+
+// The documented way to run a candidate is `s.async_run || el.async_run`: stopping it stops
+// both. The session's destroy must come after the elector's release: a destroy first frees
+// the key with the session's lock-delay armed, and no candidate could lead for that long.
+TEST_CASE_METHOD(recipes_fixture,
+                 "stopping a session's and an elector's runs together frees the key without "
+                 "lock-delay",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(
+            consul, session_config{}.with_ttl(10s).with_lock_delay(30s));
+        elector el{consul, p + "leader"};
+        change_event changed{ioc.get_executor()};
+        bool leading = false, over = false;
+        leader_task task = [&](leadership) -> asio::awaitable<void> {
+            leading = true;
+            changed.notify();
+            asio::steady_timer forever{ioc, steady::time_point::max()};
+            co_await forever.async_wait(asio::use_awaitable);
+        };
+        auto both = [&]() -> asio::awaitable<void> {
+            co_await (s.async_run(awaitable_tuple) || el.async_run(s, task, awaitable_tuple));
+        };
+        asio::cancellation_signal stop;
+        asio::co_spawn(ioc, both(),
+                       asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr) {
+                           over = true;
+                           changed.notify();
+                       }));
+        while (!leading)
+            co_await changed.wait();
+        stop.emit(asio::cancellation_type::terminal);
+        while (!over)
+            co_await changed.wait();
+        co_await wait_no_sessions(10s); // destroyed in the background
+        // Another session takes the key at once (under lock-delay Consul would refuse).
+        auto next = co_await session::async_create(consul, quick());
+        const bool taken = co_await consul.async_kv_put(
+            p + "leader", "", kv_put_options{}.with_acquire(next.id()).with_flags(lock_flag_value));
+        CHECK(taken);
+        co_await next.async_destroy();
+        co_await consul.async_kv_delete(p + "leader");
+    };
+    run(ioc, body());
+}
+
 // A preferred candidate that starts campaigning gets the lead from the current leader, whose
 // term ends without a resign; an older contender in line is passed over. On one client
 // (the release hands the key to a local waiter) and on separate clients (to a contender in

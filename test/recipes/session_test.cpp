@@ -2,6 +2,8 @@
 // conclave::session: creation, renewal, the local deadline, loss, cancellation, cleanup.
 #include "recipes_fixture.hpp"
 
+#include <conclave/lock.hpp>
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
 using namespace conclave;
@@ -93,6 +95,32 @@ TEST_CASE_METHOD(recipes_fixture, "a cancelled run completes with operation_abor
         co_return ec;
     };
     CHECK(run(ioc, body()) == asio::error::operation_aborted);
+}
+
+// A cancelled run destroys the session after the releases its grants' holders are about
+// to make (see the elector's test of `s.async_run || el.async_run`), but a grant nobody
+// releases holds the destroy up for destroy_timeout at most.
+TEST_CASE_METHOD(recipes_fixture,
+                 "a cancelled run destroys its session even while a lease nobody releases is held",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s).with_destroy_timeout(500ms));
+        lock l{consul, p + "l"};
+        auto lease = co_await l.async_acquire(s);
+        asio::cancellation_signal cancel;
+        asio::steady_timer t{ioc, 100ms};
+        t.async_wait([&](error_code) { cancel.emit(asio::cancellation_type::terminal); });
+        auto [ec] =
+            co_await s.async_run(asio::bind_cancellation_slot(cancel.slot(), awaitable_tuple));
+        CHECK(ec == asio::error::operation_aborted);
+        CHECK_FALSE(lease.held());      // ended with its session: never reported held after
+        co_await wait_no_sessions(10s); // destroyed in the background, lease still in hand
+        auto key = co_await consul.async_kv_get(p + "l");
+        REQUIRE(key.entry);
+        CHECK(key.entry->session.empty()); // freed by the destroy
+        co_await consul.async_kv_delete(p + "l");
+    };
+    run(ioc, body());
 }
 
 TEST_CASE_METHOD(recipes_fixture, "an invalidated session ends the run and wakes loss waiters",

@@ -12,13 +12,19 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace conclave::detail {
 
 struct grant_state {
     grant_state(std::shared_ptr<session_state> s, fencing_token t)
         : session(std::move(s))
-        , token(std::move(t)) {}
+        , token(std::move(t)) {
+        ++session->open_grants;
+    }
+    ~grant_state() { close(); }
+    grant_state(const grant_state&) = delete;
+    grant_state& operator=(const grant_state&) = delete;
 
     /// Records the first reason the grant ended and wakes its waiters. A loss (not our
     /// release) is reported.
@@ -29,7 +35,15 @@ struct grant_state {
         // (Not ours to report: our release, or the end of our session, which we ended.)
         if (!released && !session->ended_by_us)
             report_health(session->consul, kind, token.key, hold_health::lost, reason);
+        if (!session->ended_by_us)
+            close(); // nothing left to release (a grant of a session we ended may still be)
         changed.notify_all();
+    }
+
+    /// Our release succeeded.
+    void mark_released() {
+        released = true;
+        close();
     }
 
     /// The token while the grant may still be considered held (synchronous, no I/O).
@@ -65,6 +79,17 @@ struct grant_state {
     bool released = false;            ///< released by us (Consul confirmed)
     hold_kind kind = hold_kind::lock; ///< what it is, in reports
     notifier changed;
+
+private:
+    // No release is to come any more (released, lost, or dropped): the session's close
+    // stops waiting for this grant (session_state::open_grants).
+    void close() {
+        if (!std::exchange(open_, false))
+            return;
+        --session->open_grants;
+        session->changed.notify_all();
+    }
+    bool open_ = true;
 };
 
 /// A grant's monitor subscribes to the hub's query (which then runs) only this long after

@@ -28,6 +28,7 @@ struct elector_state {
                 lock_options{}
                     .with_value(opts.value)
                     .with_wait(opts.wait)
+                    .with_monitor_retries(opts.monitor_retries, opts.monitor_retry_wait)
                     .with_fair(!opts.preferred.empty())
                     .with_preferred(opts.preferred)) {}
 
@@ -104,8 +105,8 @@ asio::awaitable<void> preferred_waiting(std::shared_ptr<elector_state> E, std::s
         for (;;) // never completes: only cancelled with the term
             co_await E->changed.wait(clock::time_point::max());
     // The lock's hub (found by client and key: the lock made it).
-    auto hub = detail::key_hub::of(E->consul, E->key,
-                                   {E->opts.wait, lock_options{}.monitor_retry_wait, true});
+    auto hub =
+        detail::key_hub::of(E->consul, E->key, {E->opts.wait, E->opts.monitor_retry_wait, true});
     const auto following = hub->subscribe(); // keeps its query running meanwhile
     const auto& preferred = E->opts.preferred;
     for (;;) {

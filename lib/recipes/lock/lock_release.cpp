@@ -227,7 +227,7 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         hub->contender_gone(elsewhere->key);
     if (!t.committed) // not ours any more: it was lost before this release (reported so)
         L->mark_lost(make_error_code(errc::lock_lost));
-    L->released = true;
+    L->mark_released();
     if (t.committed)
         hub->saw_write(t.results.back()); // the next acquire can check against this index
     // else: it was not ours any more, nothing to release; the hub's query has the news.

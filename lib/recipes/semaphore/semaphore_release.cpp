@@ -112,7 +112,7 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
             hub->saw_write(t.results.back(), added, contender);
         if (!listed) // not a holder any more: it was lost before this release (reported so)
             P->mark_lost(make_error_code(errc::lock_lost));
-        P->released = true;
+        P->mark_released();
         P->mark_lost(make_error_code(errc::lock_lost));
         co_return error_code{};
     }

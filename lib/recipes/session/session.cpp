@@ -59,8 +59,16 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
                                                                         std::move(cfg), start))};
 }
 
-// Destroys the session of a cancelled run, unless something else already did.
+// Destroys the session of a cancelled run, unless something else already did. First waits,
+// up to destroy_timeout, for the session's open grants to be released: the cancellation
+// that stopped the run usually stops their holders too (`s.async_run || el.async_run`),
+// which release once their tasks return. A release that reached Consul after the destroy
+// would find the key already freed by it, with the session's lock-delay armed: nobody,
+// the next leader included, could take the key for that long.
 asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
+    const auto until = clock::now() + s->cfg.destroy_timeout;
+    while (s->open_grants > 0 && !s->destroyed && !s->gone_on_server && clock::now() < until)
+        co_await s->changed.wait(until);
     if (s->destroyed || s->gone_on_server)
         co_return;
     const auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);

@@ -73,7 +73,11 @@ struct session_state {
     bool in_jeopardy = false;    ///< reported in jeopardy, not yet held again
     bool destroying = false;     ///< our destroy was sent (a 404 may be its doing)
     bool ended_by_us = false;    ///< lost because we ended it: not reported as a loss
-    notifier changed;            ///< wakes waiters on loss and on deadline changes
+    /// Grants (lock leases, permits) of this session that may still be released: not
+    /// released, not lost other than by our ending the session, not dropped. A cancelled
+    /// run's destroy waits for them (see close_on_server in session.cpp).
+    unsigned open_grants = 0;
+    notifier changed; ///< wakes waiters on loss and on deadline changes
 };
 
 } // namespace conclave::detail
