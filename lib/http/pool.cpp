@@ -79,9 +79,11 @@ pool::pool(asio::any_io_executor ex, client_config cfg)
     , held_timer_(ex_) {
     if (cfg_.tls.enabled)
         tls_ = make_tls_context(cfg_.tls);
-    ceiling_ =
-        std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
-    limit_ = ceiling_;
+    limit_ = configured_limit();
+}
+
+std::size_t pool::configured_limit() const {
+    return std::max<std::size_t>(1, std::min(cfg_.max_connections, cfg_.consul_connection_limit));
 }
 
 asio::awaitable<std::pair<error_code, lease>> pool::acquire(clock::time_point deadline) {
@@ -239,7 +241,7 @@ std::size_t pool::connection_refused() {
 }
 
 bool pool::try_higher_limit() {
-    if (limit_ >= ceiling_ || closed_)
+    if (limit_ >= configured_limit() || closed_)
         return false;
     const auto now = clock::now();
     if (now - limit_changed_at_ < cfg_.connection_limit_retry)

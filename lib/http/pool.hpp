@@ -107,8 +107,10 @@ private:
     std::size_t open_ = 0; // connections in use, idle, being opened, or held (below)
     std::multiset<clock::time_point> held_; // slots of dropped connections Consul still counts
     asio::steady_timer held_timer_;
+    /// The limit as configured: max_connections, within consul_connection_limit.
+    std::size_t configured_limit() const;
+
     std::size_t limit_;                    // at most this many open (see connection_refused)
-    std::size_t ceiling_;                  // limit_ as configured
     clock::time_point limit_changed_at_{}; // last refusal, or last try_higher_limit()
     std::uint64_t connects_ = 0;
     std::uint64_t refused_ = 0;

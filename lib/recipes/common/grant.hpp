@@ -82,12 +82,14 @@ struct grant_state {
 
 private:
     // No release is to come any more (released, lost, or dropped): the session's close
-    // stops waiting for this grant (session_state::open_grants).
+    // stops waiting for this grant (session_state::open_grants). Only the close of a
+    // session we ended waits, for the count to reach 0: other releases wake nobody (the
+    // session's renew loop waits on `changed` too, and a lock cycle must not wake it).
     void close() {
         if (!std::exchange(open_, false))
             return;
-        --session->open_grants;
-        session->changed.notify_all();
+        if (--session->open_grants == 0 && session->ended_by_us)
+            session->changed.notify_all();
     }
     bool open_ = true;
 };
