@@ -1,45 +1,56 @@
 // SPDX-License-Identifier: BSL-1.0
-// fuzz_agent_request: the dev agent's HTTP server and routes, driven by clients over
-// loopback TCP. The dev agent listens on a port that any local program (or, bound elsewhere
-// than loopback, any host) can write to: no request may crash it, hang it or leak.
+// fuzz_agent_request: the dev agent's HTTP server and routes, driven by clients. The dev
+// agent listens on a port that any local program (or, bound elsewhere than loopback, any
+// host) can write to: no request may crash it, hang it or leak.
 //
-// Input: byte 0 is the size of each write (0: 4 KiB), as a client's stream reaches the
-// server in pieces; the rest is what clients write, one connection after the other, split
-// at "\n--next-connection--\n" (at most 16 connections: the rest stays in the 16th).
-// Each connection is opened to the agent's own http_server (127.0.0.1, port 0) and its
-// bytes written a piece at a time. The server is not imitated here: it reads the heads with
-// Beast and the rest itself, as in production (bodies by Content-Length or chunked with Go's
-// chunk-line and trailer rules, Expect: 100-continue, its memory budget, its refusals 400,
-// 413, 431, 501 and 429, keep-alive, its graceful close), then routes the requests.
+// Input: byte 0 is the size of the pieces a client's stream reaches the server in (0:
+// 4 KiB), byte 1 where they start (in units of 16 bytes); the rest is what clients write,
+// one connection after the other, split at "\n--next-connection--\n" (at most 16
+// connections: the rest stays in the 16th). Each connection's bytes are written whole up to
+// where the pieces start, then in at most 16 pieces, then the rest at once: the fuzzer
+// places the breaks where they matter (a chunk line, a header), and an input costs a few
+// dozen exchanges, not one per byte.
 //
-// The io_context is polled, never run: between pieces and between connections, until
-// nothing is ready, so the server has read and answered what arrived before the next piece
-// comes. A connection stays open until the input ends: a blocking read waiting on one may
-// be woken by the requests of the next (the seeds put the separator after their blocking
-// reads). Then every client shuts its sending side (FIN) and reads until the server
-// closes. Every connection must then end, the server's side included: one that does not
-// while nothing is left to run is a hang (abort). A blocking read still waiting then has a
-// request pipelined behind it (its probe saw those bytes, not the FIN): it would end on
-// its timeout, and is ended as a timeout would end it (no wall-clock wait here). Only then
-// does the harness wait, up to 2 s, in case the kernel has not delivered a loopback write
-// yet.
+// Each connection is a socketpair whose one end the agent's own http_server serves as if
+// accepted from the input's client address (http_server::adopt): everything from there on
+// is production code. The server is not imitated here: it reads the heads with Beast and
+// the rest itself (bodies by Content-Length or chunked with Go's chunk-line and trailer
+// rules, Expect: 100-continue, its memory budget, its refusals 400, 413, 431, 501 and 429,
+// keep-alive, its graceful close), then routes the requests. Only the accept itself, and
+// the kernel's TCP, are left out: over loopback TCP, Nagle's algorithm merged a client's
+// small writes while an earlier one was unacknowledged, so the pieces the input asked for
+// did not reach the server as pieces; a socketpair delivers each write when it is made.
+//
+// The io_context is polled, never run: after each piece, it and the clients (kept out of
+// it, read and written by the harness without waiting) take turns until neither has
+// anything left to do, so the server has read and answered what arrived before the next
+// piece comes. What a socket's buffer cannot take (the server is not reading: a body behind
+// a blocking read, say) waits in the client and is written as the server reads. A
+// connection stays open until the input ends: a blocking read waiting on one may be woken
+// by the requests of the next (the seeds put the separator after their blocking reads).
+// Then every client shuts its sending side (FIN) and reads until the server closes. Every
+// connection must then end, the server's side included: one that does not while nothing is
+// left to run is a hang (abort). A blocking read still waiting then has a request pipelined
+// behind it (its probe saw those bytes, not the FIN): it would end on its timeout, and is
+// ended as a timeout would end it (no wall-clock wait here). A timer the server armed is
+// waited for, up to 2 s.
 //
 // One agent (test controls on; max_conns_per_client 8; max_header_bytes, max_body_bytes and
 // kv_max_value_size 1 KiB, so that inputs reach them) is kept across inputs, so that keys,
 // sessions, locks and tombstones build up; it is replaced every `reset_every` inputs to
-// bound its memory. Each input connects from a loopback address of its own (127.x.y.z):
-// the per-client limit counts its connections only (a blocking read whose client left
-// keeps counting until its wait would have ended). In the path, query and body of a
-// request, "{s1}" ... "{s9}" stand for the IDs of the sessions created last (most recent
-// first) and "{ix}" for the current Raft index: the fuzzer could not guess either. They are
-// filled in in the request the server has read, before it is routed, through the server's
-// test seam (server_hooks, devagent/src/http_server.hpp), which also shows the answers.
+// bound its memory. Each input's connections come from a loopback address of its own
+// (127.x.y.z): the per-client limit counts its connections only (a blocking read whose
+// client left keeps counting until its wait would have ended). In the path, query and body
+// of a request, "{s1}" ... "{s9}" stand for the IDs of the sessions created last (most
+// recent first) and "{ix}" for the current Raft index: the fuzzer could not guess either.
+// They are filled in in the request the server has read, before it is routed, through the
+// server's test seam (server_hooks, devagent/src/http_server.hpp), which also shows the
+// answers.
 #include "devagent/src/agent_impl.hpp"
 #include "devagent/src/http_server.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/write.hpp>
+#include <boost/asio/ip/address_v4.hpp>
 #include <boost/json/parse.hpp>
 
 #include <array>
@@ -50,17 +61,15 @@
 #include <cstdlib>
 #include <deque>
 #include <memory>
-#include <netinet/in.h>
-#include <poll.h>
 #include <string>
 #include <string_view>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
 
 namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
 using namespace conclave::dev;
 using namespace conclave::dev::detail;
 using error_code = boost::system::error_code;
@@ -69,6 +78,8 @@ constexpr std::string_view separator = "\n--next-connection--\n";
 // Connections of one input (each is two descriptors while the input runs).
 constexpr std::size_t max_connections = 16;
 constexpr int reset_every = 500;
+// Pieces a connection's bytes are written in, beyond the first write and before the last.
+constexpr std::size_t max_pieces = 16;
 // FUZZ_VERBOSE=1: print each request and its answer, and each connection's status lines.
 const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;
 
@@ -77,26 +88,85 @@ const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;
     std::abort();
 }
 
-// One client connection: reads (and drops) whatever the server writes, until it closes.
+// One client connection: its end of a socketpair, kept out of the io_context (the harness
+// reads and writes it between polls, without the reactor's wake-ups).
 struct client {
-    explicit client(asio::io_context& io)
-        : sock(io) {}
+    explicit client(int descriptor)
+        : fd(descriptor) {}
+    ~client() { ::close(fd); }
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
 
-    tcp::socket sock;
-    std::array<char, 16384> scratch;
+    int fd;
     std::string received; // (FUZZ_VERBOSE only)
-    bool ended = false;
+    bool ended = false;   // the server closed its side: EOF, or a reset
+    // What the socket's buffer could not take yet (the server is not reading: a request
+    // body behind a blocking read, say), written as the server reads it; then the FIN.
+    std::string backlog;
+    bool fin_wanted = false;
+    bool fin_sent = false;
+    bool closed_by_server = false; // a write failed: a client stops writing
 
-    void read() {
-        sock.async_read_some(asio::buffer(scratch), [this](const error_code& ec, std::size_t n) {
-            if (verbose)
-                received.append(scratch.data(), n);
-            if (ec) {
-                ended = true; // EOF, or a reset: the server is done with it
-                return;
+    // Writes what it can without waiting; true when any byte moved.
+    bool send_some(std::string_view& bytes) {
+        bool moved = false;
+        while (!bytes.empty()) {
+            const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                    closed_by_server = true;
+                break;
             }
-            read();
-        });
+            bytes.remove_prefix(std::size_t(n));
+            moved = true;
+        }
+        return moved;
+    }
+
+    // A client's write(): what the buffer cannot take now waits, with all that follows.
+    void write(std::string_view piece) {
+        if (closed_by_server)
+            return;
+        if (backlog.empty())
+            send_some(piece);
+        if (!closed_by_server)
+            backlog.append(piece);
+    }
+
+    // Reads what the server wrote, writes what waits, sends the FIN when due; true when
+    // anything moved.
+    bool pump() {
+        bool moved = false;
+        std::array<char, 16384> scratch;
+        while (!ended) {
+            const ssize_t n = ::recv(fd, scratch.data(), scratch.size(), MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                break;
+            moved = true;
+            if (n <= 0) {
+                ended = true;
+                break;
+            }
+            if (verbose)
+                received.append(scratch.data(), std::size_t(n));
+        }
+        if (!backlog.empty() && !closed_by_server) {
+            std::string_view rest = backlog;
+            moved |= send_some(rest);
+            backlog.erase(0, backlog.size() - rest.size());
+        }
+        if (closed_by_server)
+            backlog.clear();
+        if (fin_wanted && !fin_sent && backlog.empty()) {
+            ::shutdown(fd, SHUT_WR);
+            fin_sent = true;
+            moved = true;
+        }
+        return moved;
     }
 };
 
@@ -136,8 +206,8 @@ struct harness {
         sessions.clear();
     }
 
-    // Runs what is ready, until nothing is. (What a loopback socket sends is normally
-    // readable on the other end when send() returns: the kernel delivers it in the call.)
+    // Runs what is ready, until nothing is. (What a client writes on a socketpair is
+    // readable on the other end when send() returns.)
     void settle() {
         do
             io.restart();
@@ -195,46 +265,38 @@ struct harness {
         }
     }
 
-    void connect(client& c, const asio::ip::address_v4& from) {
-        c.sock.open(tcp::v4());
-        // The source port is picked at connect(), per destination, not reserved at bind()
-        // for the address: thousands of connections a second must not run out of ports.
-        const int one = 1;
-        ::setsockopt(c.sock.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
-        c.sock.bind(tcp::endpoint(from, 0));
-        // On loopback the kernel completes the handshake: the server accepts when polled.
-        error_code ec;
-        c.sock.connect(tcp::endpoint(asio::ip::address_v4::loopback(), agent->port()), ec);
-        if (ec == asio::error::interrupted) {
-            // libFuzzer's SIGALRM (-timeout) interrupted the wait; the handshake goes on in
-            // the kernel: wait until the socket is writable, then read its outcome.
-            pollfd ready{c.sock.native_handle(), POLLOUT, 0};
-            while (::poll(&ready, 1, 10000) < 0 && errno == EINTR) {
-            }
-            int error = 0;
-            socklen_t size = sizeof error;
-            ::getsockopt(c.sock.native_handle(), SOL_SOCKET, SO_ERROR, &error, &size);
-            ec = error_code(error, boost::system::system_category());
+    // A socketpair: one end the client's, the other served as if accepted from `from`.
+    std::unique_ptr<client> connect(const std::string& from) {
+        int ends[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+            fail("cannot make a socketpair");
+        auto c = std::make_unique<client>(ends[0]);
+        agent->server->adopt(ends[1], from);
+        return c;
+    }
+
+    // Until neither the server nor a client has anything left to do.
+    void exchange(std::vector<std::unique_ptr<client>>& clients) {
+        for (bool moved = true; moved;) {
+            settle();
+            moved = false;
+            for (auto& c : clients)
+                moved |= c->pump();
         }
-        if (ec)
-            fail("cannot connect to the agent");
-        c.read();
     }
 
     // Every client sends its FIN; every connection must then end (see the top).
     void finish(std::vector<std::unique_ptr<client>>& clients) {
-        for (auto& c : clients) {
-            error_code ec;
-            c->sock.shutdown(tcp::socket::shutdown_send, ec);
-        }
+        for (auto& c : clients)
+            c->fin_wanted = true;
         const auto done = [&] {
             for (const auto& c : clients)
-                if (!c->ended)
+                if (!c->ended || !c->fin_sent)
                     return false;
             return agent->counters.connections_open == 0;
         };
         for (int round = 0;; ++round) {
-            settle();
+            exchange(clients);
             if (done())
                 break;
             if (round == 10000)
@@ -258,18 +320,16 @@ struct harness {
                         std::fprintf(stderr, " %.3s", c.received.c_str() + at + 9);
                 std::fprintf(stderr, ", closed)\n");
             }
-            // Closed at once, without TIME_WAIT: it has read the server's FIN.
-            error_code ec;
-            c.sock.set_option(asio::socket_base::linger(true, 0), ec);
-            c.sock.close(ec);
         }
     }
 
     void run(const std::uint8_t* data, std::size_t size) {
         const std::size_t step = data[0] == 0 ? 4096 : data[0];
-        std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+        const std::size_t pieces_from = std::size_t(data[1]) * 16;
+        std::string_view rest(reinterpret_cast<const char*>(data + 2), size - 2);
         // 127.0.0.2 onwards (127/8 is all loopback), never 127.255.255.255.
-        const asio::ip::address_v4 from(0x7F000000u | (2 + inputs % 0xFFFFF0u));
+        const std::string from =
+            asio::ip::address_v4(0x7F000000u | (2 + inputs % 0xFFFFF0u)).to_string();
         std::vector<std::unique_ptr<client>> clients;
         for (;;) {
             std::string_view bytes = rest;
@@ -279,17 +339,19 @@ struct harness {
                 bytes = rest.substr(0, cut);
                 rest.remove_prefix(cut + separator.size());
             }
-            client& c = *clients.emplace_back(std::make_unique<client>(io));
-            connect(c, from);
-            settle();
-            while (!bytes.empty()) {
-                const std::string_view piece = bytes.substr(0, step);
+            client& c = *clients.emplace_back(connect(from));
+            exchange(clients);
+            // Whole up to pieces_from, then max_pieces pieces of `step` bytes, then the rest.
+            for (std::size_t n = 0; !bytes.empty() && !c.closed_by_server; ++n) {
+                const std::size_t length = n == 0            ? pieces_from
+                                           : n <= max_pieces ? step
+                                                             : bytes.size();
+                const std::string_view piece = bytes.substr(0, length);
                 bytes.remove_prefix(piece.size());
-                error_code ec;
-                asio::write(c.sock, asio::buffer(piece.data(), piece.size()), ec);
-                settle();
-                if (ec)
-                    break; // the server closed it: a client stops writing
+                if (!piece.empty()) {
+                    c.write(piece);
+                    exchange(clients);
+                }
             }
             if (cut == std::string_view::npos)
                 break;
@@ -304,7 +366,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static harness h;
     if (h.inputs++ % reset_every == 0)
         h.reset();
-    if (size < 1)
+    if (size < 2)
         return 0;
     h.run(data, size);
     return 0;

@@ -13,7 +13,8 @@ Raft indexes). Each scenario gives:
                         preceded by the selector byte of the request they answer and a
                         read size;
   fuzz_agent_request    the scenario's requests (up to 8), as Go's HTTP client writes them,
-                        preceded by a write size; a blocking read (a GET with an index) ends
+                        preceded by a write size and where the pieces of that size start
+                        (the first request's); a blocking read (a GET with an index) ends
                         its connection: what follows is written on another one (CONNECTION,
                         the harness's separator), which may wake it. Session IDs are left as
                         {s1}..{s9} and blocking indexes as {ix}, which the harness fills in
@@ -185,8 +186,8 @@ def from_golden(golden_dir):
                             for s in steps[:8]).removesuffix(CONNECTION)
         if requests and len(requests) < 16384:
             agent_seeds += 1
-            read_size = bytes([READ_SIZES[agent_seeds % len(READ_SIZES)]])
-            write("fuzz_agent_request", scenario["name"], read_size + requests)
+            pieces = bytes([READ_SIZES[agent_seeds % len(READ_SIZES)], 0])
+            write("fuzz_agent_request", scenario["name"], pieces + requests)
         # The client: each kind of answer once per scenario.
         for n, s in enumerate(steps):
             kind = reply_kind(s["do"]["method"], s["do"]["path"])
@@ -307,9 +308,10 @@ def hand_written():
         if name == "catalog":  # Content-Length of the JSON body, counted here
             body = data.split(b"\r\n\r\n", 1)[1].split(b"GET ", 1)[0]
             data = data.replace(b"Content-Length: 89", b"Content-Length: %d" % len(body))
-        # Byte by byte, 7 bytes at a time, or 4 KiB.
-        read_size = bytes([{"chunked_put": 1, "chunked_trailer": 7}.get(name, 0)])
-        write("fuzz_agent_request", "hand-" + name, read_size + data)
+        # Byte by byte or 7 bytes at a time from the body's start (the chunk lines), or 4 KiB.
+        size = {"chunked_put": 1, "chunked_trailer": 7}.get(name, 0)
+        start = (data.find(b"\r\n\r\n") + 4) // 16 if size else 0
+        write("fuzz_agent_request", "hand-" + name, bytes([size, start]) + data)
 
     durations = ["10s", "1h2m3.5s", "-1.5h", "300ms", "1us", "1\u00b5s", "1\u03bcs", "0", "",
                  "+5m", "-0", "2562047h47m16.854775807s", "-2562047h47m16.854775808s",

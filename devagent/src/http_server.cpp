@@ -231,6 +231,10 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
 
     static asio::awaitable<void> accept_loop(std::shared_ptr<impl> self,
                                              std::shared_ptr<agent_impl> owner);
+    /// Serves an accepted connection of `client`, or refuses it (max_conns_per_client; not
+    /// applied when the client's address is unknown).
+    static void admit(const std::shared_ptr<impl>& self, const std::shared_ptr<agent_impl>& owner,
+                      tcp::socket socket, const asio::ip::address& client, bool client_known);
     /// Consul's answer to a connection beyond max_conns_per_client: a 429, then close.
     static asio::awaitable<void> refuse(tcp::socket socket);
     /// A connection of `client` no longer counts against max_conns_per_client.
@@ -886,41 +890,47 @@ asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
             co_await pause.async_wait(use);
             continue;
         }
-        try {
-            boost::system::error_code nodelay_ec;
-            socket.set_option(tcp::no_delay(true), nodelay_ec);
-            boost::system::error_code peer_ec;
-            const auto client = socket.remote_endpoint(peer_ec).address();
-            const std::size_t limit = owner->cfg.max_conns_per_client;
-            self->count_out_expired();
-            if (!peer_ec && limit > 0 && self->open_per_client[client] >= limit) {
-                ++owner->counters.connections_refused;
-                asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
-                continue;
-            }
-            // Counted before serve() starts (it may run at once, and counts it out), and
-            // counted out again should the spawn fail.
-            ++self->open_per_client[client];
-            struct uncount {
-                impl& s;
-                const asio::ip::address& client;
-                bool spawned = false;
-                ~uncount() {
-                    if (!spawned)
-                        s.count_out(client);
-                }
-            } count_guard{*self, client};
-            auto conn = std::make_shared<connection>(std::move(socket));
-            const auto ex = owner->ex;
-            asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
-                // A failing connection only ends itself.
-            });
-            count_guard.spawned = true;
-            ++owner->counters.connections_accepted;
-        } catch (const std::exception&) {
-            // (Out of memory, say: this connection is dropped, the agent keeps accepting.)
-            ++owner->counters.internal_errors;
+        boost::system::error_code nodelay_ec;
+        socket.set_option(tcp::no_delay(true), nodelay_ec);
+        boost::system::error_code peer_ec;
+        const auto client = socket.remote_endpoint(peer_ec).address();
+        admit(self, owner, std::move(socket), client, !peer_ec);
+    }
+}
+
+void http_server::impl::admit(const std::shared_ptr<impl>& self,
+                              const std::shared_ptr<agent_impl>& owner, tcp::socket socket,
+                              const asio::ip::address& client, bool client_known) {
+    try {
+        const std::size_t limit = owner->cfg.max_conns_per_client;
+        self->count_out_expired();
+        if (client_known && limit > 0 && self->open_per_client[client] >= limit) {
+            ++owner->counters.connections_refused;
+            asio::co_spawn(owner->ex, refuse(std::move(socket)), [](std::exception_ptr) {});
+            return;
         }
+        // Counted before serve() starts (it may run at once, and counts it out), and
+        // counted out again should the spawn fail.
+        ++self->open_per_client[client];
+        struct uncount {
+            impl& s;
+            const asio::ip::address& client;
+            bool spawned = false;
+            ~uncount() {
+                if (!spawned)
+                    s.count_out(client);
+            }
+        } count_guard{*self, client};
+        auto conn = std::make_shared<connection>(std::move(socket));
+        const auto ex = owner->ex;
+        asio::co_spawn(ex, serve(self, owner, std::move(conn), client), [](std::exception_ptr) {
+            // A failing connection only ends itself.
+        });
+        count_guard.spawned = true;
+        ++owner->counters.connections_accepted;
+    } catch (const std::exception&) {
+        // (Out of memory, say: this connection is dropped, the agent keeps accepting.)
+        ++owner->counters.internal_errors;
     }
 }
 
@@ -1178,6 +1188,15 @@ std::uint16_t http_server::port() const {
 
 void http_server::set_hooks(server_hooks hooks) {
     p_->hooks = std::move(hooks);
+}
+
+void http_server::adopt(int descriptor, const std::string& client_address) {
+    tcp::socket socket(p_->agent.ex);
+    socket.assign(tcp::v4(), descriptor);
+    if (p_->stopped)
+        return; // (closed)
+    const auto owner = p_->agent.shared_from_this();
+    impl::admit(p_, owner, std::move(socket), asio::ip::make_address(client_address), true);
 }
 
 } // namespace conclave::dev::detail

@@ -39,6 +39,11 @@ public:
     std::uint16_t port() const;
     /// From now on, for every connection (see server_hooks).
     void set_hooks(server_hooks hooks);
+    /// For the fuzzer too: serves a connected stream socket as if accepted from
+    /// `client_address` (max_conns_per_client applies), taking the descriptor. A socketpair
+    /// spares the fuzzer the kernel's TCP, which took most of each input's time; the accept
+    /// itself is all it leaves untested, and the tests cover it.
+    void adopt(int descriptor, const std::string& client_address);
 
 private:
     struct impl;
