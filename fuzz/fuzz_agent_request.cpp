@@ -8,8 +8,8 @@
 // one connection after the other, split at "\n--next-connection--\n" (at most 16
 // connections: the rest stays in the 16th). Each connection's bytes are written whole up to
 // where the pieces start, then in at most 16 pieces, then the rest at once: the fuzzer
-// places the breaks where they matter (a chunk line, a header), and an input costs a few
-// dozen exchanges, not one per byte.
+// places the breaks where they matter (a chunk line, a header), and a connection costs at
+// most 18 writes, not one per byte.
 //
 // Each connection is a socketpair whose one end the agent's own http_server serves as if
 // accepted from the input's client address (http_server::adopt): everything from there on
@@ -18,10 +18,10 @@
 // rules, Expect: 100-continue, its memory budget, its refusals 400, 413, 431, 501 and 429,
 // keep-alive, its graceful close), then routes the requests. Only the accept itself, and
 // the kernel's TCP, are left out: over loopback TCP, Nagle's algorithm merged a client's
-// small writes while an earlier one was unacknowledged, so the pieces the input asked for
-// did not reach the server as pieces; a socketpair delivers each write when it is made.
+// small writes while an earlier one was unacknowledged, so many of the pieces the input
+// asked for reached the server merged; a socketpair delivers each write when it is made.
 //
-// The io_context is polled, never run: after each piece, it and the clients (kept out of
+// The io_context is polled, not run: after each piece, it and the clients (kept out of
 // it, read and written by the harness without waiting) take turns until neither has
 // anything left to do, so the server has read and answered what arrived before the next
 // piece comes. What a socket's buffer cannot take (the server is not reading: a body behind
@@ -171,7 +171,7 @@ struct client {
 };
 
 struct harness {
-    asio::io_context io; // polled, never run
+    asio::io_context io; // polled; run only to wait for a timer (finish)
     std::shared_ptr<agent_impl> agent;
     std::deque<std::string> sessions; // most recent first
     std::uint32_t inputs = 0;

@@ -184,7 +184,7 @@ def from_golden(golden_dir):
         # The agent: the scenario's requests, on one connection but for its blocking reads.
         requests = b"".join(request_bytes(s["do"]) + (CONNECTION if blocks(s["do"]) else b"")
                             for s in steps[:8]).removesuffix(CONNECTION)
-        if requests and len(requests) < 16384:
+        if requests and len(requests) <= 16384 - 2:
             agent_seeds += 1
             pieces = bytes([READ_SIZES[agent_seeds % len(READ_SIZES)], 0])
             write("fuzz_agent_request", scenario["name"], pieces + requests)
@@ -310,7 +310,7 @@ def hand_written():
             data = data.replace(b"Content-Length: 89", b"Content-Length: %d" % len(body))
         # Byte by byte or 7 bytes at a time from the body's start (the chunk lines), or 4 KiB.
         size = {"chunked_put": 1, "chunked_trailer": 7}.get(name, 0)
-        start = (data.find(b"\r\n\r\n") + 4) // 16 if size else 0
+        start = -(-(data.find(b"\r\n\r\n") + 4) // 16) if size else 0  # (rounded up)
         write("fuzz_agent_request", "hand-" + name, bytes([size, start]) + data)
 
     durations = ["10s", "1h2m3.5s", "-1.5h", "300ms", "1us", "1\u00b5s", "1\u03bcs", "0", "",

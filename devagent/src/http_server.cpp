@@ -20,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <unistd.h>
 #include <unordered_set>
 
 namespace conclave::dev::detail {
@@ -979,6 +980,12 @@ asio::awaitable<void> http_server::impl::serve(std::shared_ptr<impl> self,
     } guard{self, *owner, conn.get(), client};
 
     connection& stream = *conn;
+    if (self->stopped) {
+        // Stopped between the spawn and this start: stop() did not see this connection.
+        boost::system::error_code ec;
+        stream.socket().close(ec);
+        co_return;
+    }
     const agent_config& cfg = owner->cfg;
     agent_stats& counters = owner->counters;
     // The head is refused (header_limit) before it fills the buffer; chunk lines and the
@@ -1192,9 +1199,14 @@ void http_server::set_hooks(server_hooks hooks) {
 
 void http_server::adopt(int descriptor, const std::string& client_address) {
     tcp::socket socket(p_->agent.ex);
-    socket.assign(tcp::v4(), descriptor);
+    boost::system::error_code ec;
+    socket.assign(tcp::v4(), descriptor, ec);
+    if (ec) {
+        ::close(descriptor);
+        return;
+    }
     if (p_->stopped)
-        return; // (closed)
+        return; // (closed with the socket)
     const auto owner = p_->agent.shared_from_this();
     impl::admit(p_, owner, std::move(socket), asio::ip::make_address(client_address), true);
 }

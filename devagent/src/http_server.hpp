@@ -39,10 +39,12 @@ public:
     std::uint16_t port() const;
     /// From now on, for every connection (see server_hooks).
     void set_hooks(server_hooks hooks);
-    /// For the fuzzer too: serves a connected stream socket as if accepted from
-    /// `client_address` (max_conns_per_client applies), taking the descriptor. A socketpair
-    /// spares the fuzzer the kernel's TCP, which took most of each input's time; the accept
-    /// itself is all it leaves untested, and the tests cover it.
+    /// For the fuzzer too: serves a connected stream socket (taking the descriptor) as the
+    /// accept loop serves one accepted from `client_address`: the same per-client count and
+    /// refusal, then the same connection code. The fuzzer hands it one end of a socketpair,
+    /// which delivers each of its writes when made (loopback TCP merged small ones). The
+    /// socket is typed TCP but may be another family: the connection code must not ask it
+    /// for endpoints or TCP options. Once stopped, the descriptor is only closed.
     void adopt(int descriptor, const std::string& client_address);
 
 private:
