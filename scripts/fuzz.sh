@@ -2,19 +2,29 @@
 # SPDX-License-Identifier: BSL-1.0
 # Builds the libFuzzer targets (the fuzz preset: clang, ASan + UBSan) and runs each for
 # SECONDS (default 60) on a copy of its seed corpus (fuzz/corpus/<target>/, never grown
-# here). Prints `fuzz: <target> runs=<N> crashes=<C>` per target and exits non-zero when a
-# target crashed, leaked, hung or ran out of memory; the input that did it is left in
-# build/fuzz/runs/<target>/ (with the log). docs/reliability.md has the rest.
+# here), as many targets at a time as there are processors. Prints `fuzz: <target> runs=<N>
+# crashes=<C>` per target and exits non-zero when a target crashed, leaked, hung or ran out
+# of memory; the input that did it is left in build/fuzz/runs/<target>/ (with the log).
+# docs/reliability.md has the rest.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
+#   scripts/fuzz.sh --build-only [TARGET...]
 #
-# Environment: FUZZ_JOBS (build parallelism, default: the number of processors),
-# FUZZ_ARGS (more libFuzzer options for every target, e.g. "-seed=1").
+# Environment: FUZZ_JOBS (build parallelism and targets run at once, default: the number of
+# processors), FUZZ_ARGS (more libFuzzer options for every target, e.g. "-seed=1").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=${1:-60}
-[ $# -gt 0 ] && shift
+build_only=false
+seconds=60
+if [ "${1:-}" = --build-only ]; then
+    build_only=true
+    shift
+elif [ $# -gt 0 ]; then
+    seconds=$1
+    shift
+fi
+jobs=${FUZZ_JOBS:-$(nproc)}
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(fuzz_client_response fuzz_agent_request fuzz_cli_parse)
 
@@ -36,17 +46,19 @@ fi
 start=$(date +%s)
 echo "=== fuzz: configure and build"
 cmake --preset fuzz >/dev/null
-if ! cmake --build --preset fuzz --parallel "${FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}" \
+if ! cmake --build --preset fuzz --parallel "${jobs}" --target "${targets[@]}" \
     >build/fuzz/build.log 2>&1; then
     tail -n 40 build/fuzz/build.log
     echo "fuzz: build failed (build/fuzz/build.log)"
     exit 1
 fi
 echo "=== fuzz: built in $(($(date +%s) - start)) s"
+[ "${build_only}" = true ] && exit 0
 
-status=0
-for target in "${targets[@]}"; do
-    out=build/fuzz/runs/${target}
+# One target's run; its verdict goes to ${out}/verdict (0: clean), its report to
+# ${out}/report.
+run_target() {
+    local target=$1 out=build/fuzz/runs/$1 rc runs crashes note status=0
     rm -rf "${out}"
     mkdir -p "${out}/corpus"
     cp fuzz/corpus/"${target}"/* "${out}/corpus/"
@@ -73,13 +85,32 @@ for target in "${targets[@]}"; do
             crashes=1 # died without writing its input (e.g. killed)
         fi
     fi
-    echo "fuzz: ${target} runs=${runs:-0} crashes=${crashes}${note}"
-    if [ "${crashes}" -ne 0 ]; then
-        status=1
-        grep -E -m 1 -A 12 '^==[0-9]+==|^SUMMARY|deadly signal|Boost assertion' "${out}/log" || true
-        find "${out}" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
-            -o -name 'timeout-*' -o -name 'oom-*' \) -printf '  input: %p\n'
-    fi
+    {
+        echo "fuzz: ${target} runs=${runs:-0} crashes=${crashes}${note}"
+        if [ "${crashes}" -ne 0 ]; then
+            status=1
+            grep -E -m 1 -A 12 '^==[0-9]+==|^SUMMARY|deadly signal|Boost assertion' \
+                "${out}/log" || true
+            find "${out}" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' \
+                -o -name 'timeout-*' -o -name 'oom-*' \) -printf '  input: %p\n'
+        fi
+    } >"${out}.report"
+    return "${status}"
+}
+
+# The targets run side by side, up to ${jobs} at a time; reports in the targets' order.
+pids=()
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "${jobs}" ]; do
+        wait -n || true
+    done
+    run_target "${target}" &
+    pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+    wait "${pids[$i]}" || status=1
+    cat "build/fuzz/runs/${targets[$i]}.report"
 done
 echo "=== fuzz: done in $(($(date +%s) - start)) s"
 exit "${status}"

@@ -15,4 +15,13 @@
     (CONCLAVE_VERSION_MAJOR * 10000 + CONCLAVE_VERSION_MINOR * 100 + CONCLAVE_VERSION_PATCH)
 
 /// "MAJOR.MINOR.PATCH".
-#define CONCLAVE_VERSION_STRING "0.1.0"
+#define CONCLAVE_VERSION_STRING                                                                    \
+    CONCLAVE_DETAIL_STRINGIZE(CONCLAVE_VERSION_MAJOR)                                              \
+    "." CONCLAVE_DETAIL_STRINGIZE(CONCLAVE_VERSION_MINOR) "." CONCLAVE_DETAIL_STRINGIZE(           \
+        CONCLAVE_VERSION_PATCH)
+
+/// \cond
+// The text of a number macro's value (two steps, so that the macro is expanded first).
+#define CONCLAVE_DETAIL_STRINGIZE(x) CONCLAVE_DETAIL_STRINGIZE_TEXT(x)
+#define CONCLAVE_DETAIL_STRINGIZE_TEXT(x) #x
+/// \endcond

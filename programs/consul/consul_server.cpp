@@ -277,6 +277,7 @@ bool consul_server::spawn(std::size_t i) {
 
 void consul_server::kill(std::size_t i) {
     servers_.at(i).process.reset(); // SIGKILL and reap
+    disturbed_ = true;
 }
 
 void consul_server::respawn(std::size_t i) {
@@ -305,6 +306,7 @@ void consul_server::reset() {
     for (std::size_t i = 0; i < servers_.size(); ++i)
         respawn(i);
     wait_ready();
+    disturbed_ = false; // a new cluster, formed from empty state
 }
 
 std::optional<std::size_t> consul_server::leader() const {

@@ -50,6 +50,10 @@ public:
     /// The node name server `i` registers (sessions created through it default to it).
     std::string node_name(std::size_t i = 0) const;
     bool running(std::size_t i) const { return servers_.at(i).process != nullptr; }
+    /// True when a server of this cluster was killed (kill, restart) since the cluster
+    /// formed (its start, or reset). Such a cluster may not be what a new one is: the
+    /// restarted server can be a non-voter until Consul's autopilot promotes it again.
+    bool disturbed() const { return disturbed_; }
 
     /// SIGKILLs server `i` and reaps it (a crash: no leave, no goodbye to the cluster).
     void kill(std::size_t i);
@@ -88,6 +92,7 @@ private:
     consul_server_options options_;
     std::string dir_; ///< scratch directory: logs, cluster data
     std::vector<server> servers_;
+    bool disturbed_ = false;
 };
 
 } // namespace conclave::programs

@@ -44,7 +44,7 @@ agent_thread::agent_thread()
     : work_(ioc_.get_executor()) {
     if (auto options = consul_server_from_env()) {
         options->session_ttl_min = agent_config().session_ttl_min;
-        consul_ = std::make_unique<consul_server>(std::move(*options));
+        consul_ = start_test_consul(std::move(*options));
         address_ = consul_->http_address();
         return;
     }

@@ -48,7 +48,7 @@ public:
     void reset_state();
 
 private:
-    std::unique_ptr<consul_server> consul_;
+    std::shared_ptr<consul_server> consul_; ///< start_test_consul's: perhaps shared
     boost::asio::io_context ioc_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     std::unique_ptr<dev::agent> agent_;

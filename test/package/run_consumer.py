@@ -8,6 +8,10 @@ usage: run_consumer.py --link package|pkgconfig|subdirectory|fetchcontent
 
 package and pkgconfig install --conclave-build into a scratch prefix first (cmake --install);
 subdirectory and fetchcontent build conclave from --source inside the consumer's build.
+With --then-installed (fetchcontent), the conclave built there is then installed into a
+scratch prefix and the consumer is built again against that package (find_package), in the
+same Asio mode: a library built from source the way docs/install.md describes, installed,
+and used, with no second compilation of the library.
 """
 import argparse
 import os
@@ -33,28 +37,47 @@ def main():
     ap.add_argument("--shared", action="store_true")
     ap.add_argument("--cxx-flags", default="")
     ap.add_argument("--cxx", default="")
+    ap.add_argument("--then-installed", action="store_true")
+    ap.add_argument("--launcher", default="",
+                    help="a compiler launcher for the consumer's builds (ccache): its words "
+                         "separated by |")
     ap.add_argument("--expect-link-error", default="",
                     help="the build must fail, naming this (a program whose Asio mode differs)")
     a = ap.parse_args()
 
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
-    prefix = os.path.join(a.work, "prefix")
-    build = os.path.join(a.work, "build")
+    consume(a, a.link, os.path.join(a.work, "prefix"), os.path.join(a.work, "build"))
+    if a.then_installed:
+        if a.link != "fetchcontent":
+            sys.exit("--then-installed needs --link fetchcontent")
+        installed = os.path.join(a.work, "installed")
+        run(["cmake", "--install", os.path.join(a.work, "build"), "--prefix", installed])
+        a.shared = False  # (the consumer's own checks of a shared build were made above)
+        consume(a, "package", installed, os.path.join(a.work, "build-installed"),
+                install_from=None)
+
+
+def consume(a, link, prefix, build, install_from=""):
+    """Configures, builds and runs the consumer linked `link`; `prefix` holds the package
+    (installed there from --conclave-build first, unless install_from is None)."""
     env = dict(os.environ)
 
     configure = ["cmake", "-S", os.path.join(a.source, "test/package/consumer"), "-B", build,
                  "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-                 "-DCONSUMER_LINK=" + a.link, "-DCONSUMER_ASIO=" + a.asio,
+                 "-DCONSUMER_LINK=" + link, "-DCONSUMER_ASIO=" + a.asio,
                  "-DCMAKE_CXX_FLAGS=" + a.cxx_flags]
+    if a.launcher:
+        configure.append("-DCMAKE_CXX_COMPILER_LAUNCHER=" + a.launcher.replace("|", ";"))
     if a.cxx:
         configure.append("-DCMAKE_CXX_COMPILER=" + a.cxx)
-    if a.link in ("package", "pkgconfig"):
-        run(["cmake", "--install", a.conclave_build, "--prefix", prefix])
+    if link in ("package", "pkgconfig"):
+        if install_from is not None:
+            run(["cmake", "--install", a.conclave_build, "--prefix", prefix])
         configure.append("-DCMAKE_PREFIX_PATH=" + prefix)
         pc = [os.path.join(root, f) for root, _, files in os.walk(prefix) for f in files
               if f == "conclave.pc"]
-        if a.link == "pkgconfig":
+        if link == "pkgconfig":
             env["PKG_CONFIG_PATH"] = os.path.dirname(pc[0])
     else:
         configure += ["-DCONCLAVE_SOURCE_DIR=" + a.source,
@@ -70,7 +93,7 @@ def main():
         sys.stdout.write(out.stdout)
         if out.returncode == 0 or a.expect_link_error not in out.stdout:
             sys.exit("expected the link to fail naming " + a.expect_link_error)
-        print("consumer (%s, Asio %s): refused at link time, as expected" % (a.link, a.asio))
+        print("consumer (%s, Asio %s): refused at link time, as expected" % (link, a.asio))
         return
     run(["cmake", "--build", build], env=env)
 
@@ -119,7 +142,7 @@ def main():
     finally:
         agent.terminate()
         agent.wait(timeout=10)
-    print("consumer (%s, Asio %s%s): ok" % (a.link, a.asio, ", shared" if a.shared else ""))
+    print("consumer (%s, Asio %s%s): ok" % (link, a.asio, ", shared" if a.shared else ""))
 
 
 if __name__ == "__main__":

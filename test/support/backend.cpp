@@ -43,7 +43,7 @@ backend::backend(boost::asio::io_context& ioc, dev::agent_config cfg) {
                                        {"-hcl", "limits { http_max_conns_per_client = " +
                                                     std::to_string(cfg.max_conns_per_client) +
                                                     " }"});
-        consul_ = std::make_unique<consul_server>(std::move(*options));
+        consul_ = start_test_consul(std::move(*options));
         // On a cluster, a follower: every write is forwarded to the leader.
         if (auto leader = consul_->leader(); leader && consul_->size() > 1)
             server_ = (*leader + 1) % consul_->size();

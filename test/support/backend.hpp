@@ -28,8 +28,8 @@ public:
 
     /// True when the server is not the embedded agent.
     bool external() const { return agent_ == nullptr; }
-    /// True when the test has the server to itself (embedded, or a Consul it started), so
-    /// that it can check that nothing was left on it.
+    /// True when the test has the server to itself (embedded, or a Consul started for it or
+    /// cleaned for it, start_test_consul), so that it can check that nothing was left on it.
     bool isolated() const { return agent_ != nullptr || consul_ != nullptr; }
     /// The embedded agent, or nullptr when external.
     dev::agent* agent() const { return agent_.get(); }
@@ -59,9 +59,9 @@ public:
 
 private:
     std::unique_ptr<dev::agent> agent_;
-    std::unique_ptr<consul_server> consul_;
-    std::unique_ptr<fault_proxy> proxy_; ///< in front of consul_
-    std::size_t server_ = 0;             ///< the server of consul_ the proxy forwards to
+    std::shared_ptr<consul_server> consul_; ///< start_test_consul's: perhaps shared
+    std::unique_ptr<fault_proxy> proxy_;    ///< in front of consul_
+    std::size_t server_ = 0;                ///< the server of consul_ the proxy forwards to
     conclave::client_config config_;
     std::string prefix_;
 };
