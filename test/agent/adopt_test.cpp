@@ -5,10 +5,9 @@
 #include "agent_fixture.hpp"
 #include "devagent/src/agent_impl.hpp"
 #include "devagent/src/http_server.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/io_context.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <array>
 #include <cerrno>

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // Blocking queries: wake-ups, timeouts, what does not wake them, and clients that leave.
 #include "agent_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave::test;
 using namespace std::chrono_literals;

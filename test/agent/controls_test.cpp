@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's private test controls, over HTTP and through the C++ API.
 #include "agent_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave::test;
 using namespace std::chrono_literals;

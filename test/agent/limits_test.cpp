@@ -5,12 +5,11 @@
 // closed on time; memory stays bounded under a flood of large requests.
 #include "agent_fixture.hpp"
 #include "support/cancel_after.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <fstream>
 #include <memory>

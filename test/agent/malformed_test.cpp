@@ -2,8 +2,7 @@
 // Malformed and abusive requests get Go's / Consul's answer and never hurt other
 // connections or the agent.
 #include "agent_fixture.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using namespace conclave::test;
 using namespace std::chrono_literals;

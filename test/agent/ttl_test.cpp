@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // Session TTL expiry and lock-delay timing, with a short session_ttl_min and generous bounds.
 #include "agent_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave::test;
 using namespace std::chrono_literals;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "child/child_process.hpp"
+#include "support/catch.hpp"
 #include "support/consul_server.hpp"
 
 #include <conclave/client.hpp>
@@ -13,8 +14,6 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <functional>

@@ -4,6 +4,7 @@
 // that meets the limit keeps to the connections it has: the refused request goes out again
 // on one of them, blocking queries take fewer, and short requests still get through.
 #include "client_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -11,8 +12,6 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <vector>
 

@@ -2,8 +2,7 @@
 // What a failed operation tells its caller: with the default completion token, a
 // conclave::error whose text carries Consul's own words (or conclave's description).
 #include "client_fixture.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using namespace conclave;
 using namespace conclave::test;
@@ -90,8 +89,7 @@ TEST_CASE_METHOD(client_fixture, "a token that keeps the error code completes wi
             session_options{}.with_ttl(100h).without_node_checks(),
             with_diagnostics(asio::as_tuple(asio::use_awaitable)));
         REQUIRE(e);
-        CHECK_THROWS_WITH(std::rethrow_exception(e),
-                          Catch::Matchers::Contains("Invalid Session TTL"));
+        CHECK_THROWS_WITH(std::rethrow_exception(e), contains_text("Invalid Session TTL"));
     };
     run(ioc, body());
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // KV endpoints against the backend (dev agent, or CONCLAVE_TEST_CONSUL_ADDR).
 #include "client_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::test;

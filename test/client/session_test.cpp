@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Session endpoints and session-bound locks against the backend.
 #include "client_fixture.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using namespace conclave;
 using namespace conclave::test;

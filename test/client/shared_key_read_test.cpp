@@ -3,6 +3,7 @@
 // share one blocking query on their folder: each is answered when its own key changes, with
 // the index a read of the key would have, and they hold one connection between them.
 #include "client_fixture.hpp"
+#include "support/catch.hpp"
 #include "support/fault_proxy.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -10,8 +11,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <array>
 #include <vector>

@@ -2,10 +2,9 @@
 // The client's error paths, driven by the backend's fault controls (the embedded agent's, or
 // the fault proxy's in front of a real Consul).
 #include "../client/client_fixture.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::test;

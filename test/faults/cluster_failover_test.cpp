@@ -7,6 +7,7 @@
 // Runs on the test cluster only (label consul-cluster); prints the times docs/failover.md
 // quotes.
 #include "support/backend.hpp"
+#include "support/catch.hpp"
 #include "support/countdown.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/run.hpp"
@@ -24,8 +25,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>

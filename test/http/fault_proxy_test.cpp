@@ -4,6 +4,7 @@
 // responses, blocking queries, and stopping with requests in flight.
 #include "agent/agent_fixture.hpp"
 #include "scripted_server.hpp"
+#include "support/catch.hpp"
 #include "support/fault_proxy.hpp"
 #include "support/http_client.hpp"
 #include "support/run.hpp"
@@ -11,8 +12,6 @@
 #include <conclave/dev/agent.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <memory>
 

@@ -5,12 +5,11 @@
 // CONSUL_* environment path end to end.
 #include "http/connection.hpp"
 #include "scripted_server.hpp"
+#include "support/catch.hpp"
 #include "support/run.hpp"
 #include "test_certs.hpp"
 
 #include <conclave/client.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <fstream>
 #include <map>

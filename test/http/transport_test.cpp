@@ -2,13 +2,12 @@
 // The client's HTTP behaviour against scripted servers: status mapping, diagnostics,
 // broken connections, stale keep-alive retries, timeouts, pool limits, cancellation.
 #include "scripted_server.hpp"
+#include "support/catch.hpp"
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::test;
@@ -211,8 +210,8 @@ TEST_CASE("a token or host that would break the request head is refused up front
         with_token.token = value;
         client_config with_host;
         with_host.host = "127.0.0.1" + value;
-        CHECK_THROWS_WITH(client(ioc.get_executor(), with_token), Catch::Contains("token"));
-        CHECK_THROWS_WITH(client(ioc.get_executor(), with_host), Catch::Contains("host"));
+        CHECK_THROWS_WITH(client(ioc.get_executor(), with_token), contains_text("token"));
+        CHECK_THROWS_WITH(client(ioc.get_executor(), with_host), contains_text("host"));
     }
 }
 

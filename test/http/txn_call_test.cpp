@@ -3,6 +3,7 @@
 #include "consul/txn_call.hpp"
 #include "scripted_server.hpp"
 #include "support/cancel_after.hpp"
+#include "support/catch.hpp"
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
@@ -12,8 +13,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::test;

@@ -4,9 +4,8 @@
 #include "child/child_process.hpp"
 #include "child/exit_wait.hpp"
 #include "child/wait_status.hpp"
+#include "support/catch.hpp"
 #include "support/run.hpp"
-
-#include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <csignal>

@@ -5,6 +5,7 @@
 
 #include "support/backend.hpp"
 #include "support/cancel_after.hpp"
+#include "support/catch.hpp"
 #include "support/countdown.hpp"
 #include "support/run.hpp"
 
@@ -16,8 +17,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <memory>
 #include <vector>

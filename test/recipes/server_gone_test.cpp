@@ -3,6 +3,7 @@
 // service's session run, its campaign and a leader observer must all end (the session
 // with its loss, by its local deadline), raced as the docs show: nothing waits for ever.
 #include "support/backend.hpp"
+#include "support/catch.hpp"
 #include "support/run.hpp"
 
 #include <conclave/client.hpp>
@@ -13,8 +14,6 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::test;

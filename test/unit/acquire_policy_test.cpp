@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The lock acquire decisions: refusal classes, key verdicts, lock-delay backoff.
 #include "recipes/common/acquire_policy.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using namespace conclave;
 using namespace conclave::detail;

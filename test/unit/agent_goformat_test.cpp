@@ -5,10 +5,9 @@
 #include "devagent/src/gojson.hpp"
 #include "devagent/src/goutil.hpp"
 #include "devagent/src/http_types.hpp"
+#include "support/catch.hpp"
 
 #include <boost/json.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave::dev::detail;
 

@@ -3,8 +3,7 @@
 #include "devagent/src/goutil.hpp"
 #include "devagent/src/radix.hpp"
 #include "devagent/src/state.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 #include <algorithm>
 

@@ -8,11 +8,10 @@
 #include "devagent/src/http_server.hpp"
 #include "devagent/src/http_types.hpp"
 #include "devagent/src/routes.hpp"
+#include "support/catch.hpp"
 
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <limits>
 

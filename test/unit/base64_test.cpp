@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Standard padded base64 (KV values in Consul's JSON), as Go reads and writes it.
 #include "codec/base64.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 #include <string>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSL-1.0
 // client_config: CONSUL_HTTP_ADDR parsing, the Consul CLI's environment variables, and
 // describe_address().
+#include "support/catch.hpp"
+
 #include <conclave/config.hpp>
 #include <conclave/error.hpp>
 
 #include <boost/system/system_error.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>

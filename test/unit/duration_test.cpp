@@ -2,8 +2,7 @@
 // Go duration strings: parse_go_duration (time.ParseDuration), format_go_duration
 // (Duration.String) and format_wait (the Go api client's ?wait= form).
 #include "codec/duration.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave's error codes: category, messages, HTTP status mapping and retryability.
+#include "support/catch.hpp"
+
 #include <conclave/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -7,8 +9,6 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/system/error_code.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <set>
 #include <string>

@@ -4,11 +4,10 @@
 // bytes arrive.
 #include "http/request.hpp"
 #include "http/response_parser.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
-
-#include <catch2/catch.hpp>
 
 using namespace conclave;
 using namespace conclave::detail::http;

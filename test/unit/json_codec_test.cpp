@@ -2,13 +2,12 @@
 // JSON shapes of Consul's KV pairs, sessions and transaction operations, and the named
 // constructors of txn_op.
 #include "codec/json.hpp"
+#include "support/catch.hpp"
 
 #include <conclave/types.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdint>

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave::metrics and its Prometheus text, fed events directly; the logger's levels.
+#include "support/catch.hpp"
+
 #include <conclave/log.hpp>
 #include <conclave/metrics.hpp>
 
 #include <boost/asio/error.hpp>
 
-#include <catch2/catch.hpp>
-
 #include <sstream>
 
 using namespace conclave;
+using conclave::test::approx;
 using namespace std::chrono_literals;
 
 namespace {
@@ -66,7 +67,7 @@ TEST_CASE("metrics render in Prometheus' text format", "[metrics]") {
           "conclave_http_request_duration_seconds_bucket{endpoint=\"kv_get\",le=\"+Inf\"} 2");
     CHECK(text.find("conclave_http_request_duration_seconds_count{endpoint=\"kv_get\"} 2\n") !=
           std::string::npos);
-    CHECK(m.value("http_request_duration_seconds_sum", {{"endpoint", "kv_get"}}) == Approx(0.0037));
+    CHECK(m.value("http_request_duration_seconds_sum", {{"endpoint", "kv_get"}}) == approx(0.0037));
 }
 
 TEST_CASE("metrics count grants, health changes and leadership by kind and reason", "[metrics]") {

@@ -2,6 +2,7 @@
 // The notifier: waking, deadlines, cancellation, and wait_any's single timer listening
 // to two notifiers. An io_context and timers only: no sockets.
 #include "recipes/common/notifier.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -10,8 +11,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <array>
 #include <optional>

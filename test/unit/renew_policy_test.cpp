@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The renew schedule and local deadline of a session, without clocks or sockets.
 #include "recipes/session/renew_policy.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using conclave::detail::renew_policy;
 using namespace std::chrono_literals;

@@ -5,13 +5,12 @@
 #include "codec/json.hpp"
 #include "devagent/src/gojson.hpp"
 #include "golden_steps.hpp"
+#include "support/catch.hpp"
 
 #include <conclave/types.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <functional>
 #include <random>

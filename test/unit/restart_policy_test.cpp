@@ -2,8 +2,7 @@
 // When `conclave elect` runs its command again after a term the command ended by itself
 // (cli/restart_policy): durations in, decisions out, no clocks or processes.
 #include "cli/restart_policy.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 #include <csignal>
 #include <sys/wait.h>

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // The semaphore's .lock record: Go's JSON both ways, pruning, key joining.
 #include "recipes/semaphore/semaphore_record.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using namespace conclave;
 using conclave::detail::join_key;

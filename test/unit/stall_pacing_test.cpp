@@ -2,8 +2,7 @@
 // stall_pacing: Consul's blocking-query rules for the shared queries (no index below 1, and
 // reads answered without news spaced by a jittered, capped, doubling pause).
 #include "consul/stall_pacing.hpp"
-
-#include <catch2/catch.hpp>
+#include "support/catch.hpp"
 
 using conclave::detail::stall_pacing;
 using namespace std::chrono_literals;

@@ -2,13 +2,12 @@
 // The txn request body written as text matches Boost.JSON's serialization of the same ops.
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
+#include "support/catch.hpp"
 
 #include <conclave/types.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <string>

@@ -8,12 +8,11 @@
 #include "devagent/src/goutil.hpp"
 #include "devagent/src/routes.hpp"
 #include "golden_steps.hpp"
+#include "support/catch.hpp"
 
 #include <conclave/types.hpp>
 
 #include <boost/json.hpp>
-
-#include <catch2/catch.hpp>
 
 #include <charconv>
 #include <random>

@@ -2,9 +2,9 @@
 // The version is written once, in <conclave/version.hpp>: the string, CMake's project
 // version (the package, pkg-config, the API reference) and `conclave --version` (cli/
 // args_test) all come from its three numbers.
-#include <conclave/version.hpp>
+#include "support/catch.hpp"
 
-#include <catch2/catch.hpp>
+#include <conclave/version.hpp>
 
 #include <string>
 

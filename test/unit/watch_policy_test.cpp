@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The blocking-query loop of a watch: index rules and pacing, without clocks or sockets.
 #include "recipes/watch/watch_policy.hpp"
+#include "support/catch.hpp"
 
 #include <boost/asio/error.hpp>
-
-#include <catch2/catch.hpp>
 
 using conclave::errc;
 using conclave::make_error_code;
