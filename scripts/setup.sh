@@ -9,6 +9,8 @@ packages=(
     g++ cmake ninja-build pkg-config
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     catch2 libssl-dev python3
+    # the asan preset and the fuzzers: clang with its sanitizer and libFuzzer runtimes
+    clang libclang-rt-14-dev
     # benchmarks: charts (conclave-bench --plot) and the python-consul peer
     gnuplot-nox python3-consul
     # compose/: its files are checked with `docker-compose config` (no container engine)

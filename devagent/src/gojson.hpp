@@ -21,6 +21,12 @@ enum class kind { null, boolean, number, string, array, object };
 /// A parsed JSON value. Numbers keep their literal text; strings are decoded (invalid
 /// UTF-8 and lone surrogates become U+FFFD, as in Go).
 struct value {
+    // Declared here and defaulted below, once value is complete: defined implicitly, its
+    // default constructor would make std::pair<std::string, value> ask, while that very
+    // constructor is being defined, whether value is implicitly default constructible, which
+    // clang (14 to 16, with libstdc++ 12) rejects.
+    value();
+
     kind k = kind::null;
     bool b = false;
     std::string text; ///< number literal, or decoded string
@@ -29,6 +35,8 @@ struct value {
 
     bool is_null() const { return k == kind::null; }
 };
+
+inline value::value() = default;
 
 struct parse_result {
     std::optional<value> v;

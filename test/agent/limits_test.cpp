@@ -109,8 +109,15 @@ std::string large_head(std::string_view target, std::size_t size, std::string_vi
 /// not: freed blocks wait in its quarantine (up to 256 MB) and every block has red zones, so
 /// the memory bounds are checked in the builds without it (the default preset); the
 /// sanitizers still check these tests' paths for memory errors.
+/// (g++ says AddressSanitizer with __SANITIZE_ADDRESS__, clang with __has_feature.)
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool rss_is_meaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool rss_is_meaningful = false;
+#else
+constexpr bool rss_is_meaningful = true;
+#endif
 #else
 constexpr bool rss_is_meaningful = true;
 #endif

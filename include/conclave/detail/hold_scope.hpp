@@ -19,6 +19,7 @@
 #include <chrono>
 #include <exception>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -88,9 +89,12 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
     };
 
     co_await asio::this_coro::throw_if_cancelled(false);
-    auto [acquire_failure, grant] = co_await acquire();
-    if (acquire_failure) // (nothing held: an acquire that fails or is cancelled leaves none)
-        std::rethrow_exception(acquire_failure);
+    // (Not a structured binding: the lambdas below capture `grant`, which C++20 allows for
+    // a binding but clang before 16 refuses.)
+    auto acquired = co_await acquire();
+    if (std::get<0>(acquired)) // (nothing held: an acquire that fails or is cancelled leaves none)
+        std::rethrow_exception(std::get<0>(acquired));
+    Grant& grant = std::get<1>(acquired);
 
     std::optional<std::conditional_t<std::is_void_v<result_type>, int, result_type>> result;
     std::exception_ptr failure;
