@@ -9,6 +9,8 @@
 #include "scenarios.hpp"
 #include "stats.hpp"
 
+#include <boost/json/parse.hpp>
+
 #include <sys/stat.h>
 #include <thread>
 
@@ -51,20 +53,25 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
         r.set("error", why);
         return r;
     }
-    // Interpreter start, imports and N sessions before the common start.
-    const std::int64_t start = monotonic_ns() + 1'500'000'000 + std::int64_t(n) * 5'000'000;
-    const std::int64_t t0 = start + std::int64_t(h.opt.duration_s * 1e8);
-    const std::int64_t t1 = t0 + std::int64_t(h.opt.duration_s * 1e9);
+    // The peer chooses the window once its interpreter, imports and N sessions are ready,
+    // however long that took on a busy machine, and says it on its first line:
+    // {"window": [start, t0, t1]} (CLOCK_MONOTONIC, ns; node writes them as strings).
+    const std::int64_t lead = 50'000'000 + std::int64_t(n) * 5'000'000;
+    const std::int64_t warmup = std::int64_t(h.opt.duration_s * 1e8);
+    const std::int64_t duration = std::int64_t(h.opt.duration_s * 1e9);
     std::vector<std::string> argv;
     if (which == "python")
         argv = {"/usr/bin/python3", peers_dir() + "/python_lock.py"};
     else
         argv = {"node", peers_dir() + "/node/lock_peer.js"};
-    const std::vector<std::string> common{
-        "--addr",       h.target.address(),    "--prefix",  h.fresh_prefix("peer-" + which),
-        "--contenders", std::to_string(n),     "--keys",    std::to_string(std::min(h.opt.keys, n)),
-        "--start-ns",   std::to_string(start), "--t0-ns",   std::to_string(t0),
-        "--t1-ns",      std::to_string(t1),    "--hold-us", std::to_string(h.opt.hold_us)};
+    const std::vector<std::string> common{"--addr",        h.target.address(),
+                                          "--prefix",      h.fresh_prefix("peer-" + which),
+                                          "--contenders",  std::to_string(n),
+                                          "--keys",        std::to_string(std::min(h.opt.keys, n)),
+                                          "--lead-ns",     std::to_string(lead),
+                                          "--warmup-ns",   std::to_string(warmup),
+                                          "--duration-ns", std::to_string(duration),
+                                          "--hold-us",     std::to_string(h.opt.hold_us)};
     argv.insert(argv.end(), common.begin(), common.end());
     child_process peer(piped(std::move(argv)));
 
@@ -73,6 +80,23 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
         if (left > 0)
             std::this_thread::sleep_for(std::chrono::nanoseconds(left));
     };
+    std::int64_t t0 = 0, t1 = 0;
+    for (std::string line; t1 == 0 && peer.read_line(line);) {
+        boost::system::error_code ec;
+        auto v = boost::json::parse(line, ec);
+        if (ec || !v.is_object() || !v.as_object().contains("window"))
+            continue;
+        auto at = [&](std::size_t i) -> std::int64_t {
+            const auto& x = v.at("window").at(i);
+            return x.is_string() ? std::stoll(std::string(x.as_string()))
+                                 : x.to_number<std::int64_t>();
+        };
+        t0 = at(1);
+        t1 = at(2);
+    }
+    if (t1 == 0) { // (it ended, or wrote something else: its error, below)
+        t0 = t1 = monotonic_ns();
+    }
     sleep_until(t0);
     const auto a0 = h.target.counters();
     sleep_until(t1);

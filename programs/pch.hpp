@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// Precompiled header of conclave's programs (the CLI, the benchmark, the examples): the
-// heavy, stable headers most of their files include.
+// Precompiled header of conclave's own programs (the CLI, the benchmark): the heavy, stable
+// headers most of their files include.
 #pragma once
 
 #include <conclave/conclave.hpp>

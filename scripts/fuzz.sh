@@ -55,11 +55,11 @@ fi
 echo "=== fuzz: built in $(($(date +%s) - start)) s"
 [ "${build_only}" = true ] && exit 0
 
-# One target's run; its verdict goes to ${out}/verdict (0: clean), its report to
-# ${out}/report.
+# One target's run: its exit status says whether it was clean, its report goes to
+# build/fuzz/runs/<target>.report.
 run_target() {
     local target=$1 out=build/fuzz/runs/$1 rc runs crashes note status=0
-    rm -rf "${out}"
+    rm -rf "${out}" "${out}.report"
     mkdir -p "${out}/corpus"
     cp fuzz/corpus/"${target}"/* "${out}/corpus/"
     dict=()
@@ -110,7 +110,8 @@ done
 status=0
 for i in "${!targets[@]}"; do
     wait "${pids[$i]}" || status=1
-    cat "build/fuzz/runs/${targets[$i]}.report"
+    cat "build/fuzz/runs/${targets[$i]}.report" 2>/dev/null ||
+        echo "fuzz: ${targets[$i]} did not run (build/fuzz/runs/${targets[$i]}/)"
 done
 echo "=== fuzz: done in $(($(date +%s) - start)) s"
 exit "${status}"

@@ -7,6 +7,8 @@ set -euo pipefail
 
 packages=(
     g++ cmake ninja-build pkg-config
+    # rebuilds, and a fresh clone of the same sources, reuse compiled objects (cmake/ccache.cmake)
+    ccache
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     catch2 libssl-dev python3
     # the asan preset and the fuzzers: clang with its sanitizer and libFuzzer runtimes

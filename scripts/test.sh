@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSL-1.0
-# Sets up, builds and runs every test, in the default (RelWithDebInfo) and asan
-# (ASan + UBSan) presets. Exits non-zero on any failure.
+# Sets up, builds and runs every test, in the default (RelWithDebInfo, g++) and asan
+# (ASan + UBSan, clang) presets. Exits non-zero on any failure.
 #
 # With CONSUL_BIN naming a real Consul executable (any version from 1.8), the default
 # preset also runs the client, recipes, CLI and example suites against it (label consul),

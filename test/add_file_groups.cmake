@@ -5,16 +5,40 @@
 # starts one real Consul and cleans it between them (support/consul_server.hpp).
 #   EXE, SPEC (a Catch test spec, e.g. "~[dev-agent-only]"), PREFIX (of the test names),
 #   LABEL, ENVIRONMENT, TIMEOUT, OUT, CATCH2_MAJOR (2 or 3: the Catch2 EXE is built with)
-# Catch's -# (--filenames-as-tags) tags each case [#<file name without extension>].
+# Catch's -# (--filenames-as-tags) tags each case [#<file name without extension>]. A group
+# leaves out hidden cases ([.]: its tag alone would take them in), and a case in it that skips
+# fails the group: the registrations leave out what could only skip (test/CMakeLists.txt), so
+# a skip there is a mistake, which the per-case registrations would show as a skip.
 # (Catch takes its options before the test spec.)
 execute_process(COMMAND "${EXE}" "-#" --list-tags "${SPEC}"
                 OUTPUT_VARIABLE listing RESULT_VARIABLE status)
 # (Catch2 v2 exits with the number of tags it listed, v3 with 0: the status says nothing here.
 # Both print each tag as [#name].)
-string(REGEX MATCHALL "\\[#[A-Za-z0-9_.-]+\\]" tags "${listing}")
-list(REMOVE_DUPLICATES tags)
+# Each file tag on a line of its own, after its count of cases: "  12  [#lock_test]".
+string(REGEX MATCHALL "[0-9]+  \\[#[^]\n]+\\]" lines "${listing}")
+set(tags "")
+set(grouped 0)
+foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^([0-9]+)  (.*)$" "\\1" count "${line}")
+    string(REGEX REPLACE "^([0-9]+)  (.*)$" "\\2" tag "${line}")
+    list(APPEND tags "${tag}")
+    math(EXPR grouped "${grouped} + ${count}")
+endforeach()
 if(NOT tags)
     message(FATAL_ERROR "${EXE} -# --list-tags ${SPEC} listed no file: ${listing}")
+endif()
+# Every case SPEC matches is in one of the groups, or the registration is wrong.
+if(CATCH2_MAJOR EQUAL 2)
+    set(list_names --list-test-names-only)
+else()
+    set(list_names --list-tests --verbosity quiet)
+endif()
+execute_process(COMMAND "${EXE}" ${list_names} "${SPEC}" OUTPUT_VARIABLE names)
+string(REGEX MATCHALL "[^\n]+" names "${names}")
+list(LENGTH names matching)
+if(NOT grouped EQUAL matching)
+    message(FATAL_ERROR "${EXE}: ${matching} cases match ${SPEC}, but its file groups hold "
+                        "${grouped}: ${listing}")
 endif()
 # A group whose spec matches no test case fails: v2 needs -w NoTests, v3 refuses that option
 # and names its warning UnmatchedTestSpec.
@@ -29,8 +53,9 @@ foreach(tag IN LISTS tags)
     set(name "${PREFIX}: ${file}.cpp")
     string(APPEND script
         "add_test([==[${name}]==] [==[${EXE}]==] [==[-#]==] -w ${unmatched_fails}"
-        " [==[${tag}${SPEC}]==])\n"
+        " [==[${tag}${SPEC}~[.]]==])\n"
         "set_tests_properties([==[${name}]==] PROPERTIES LABELS [==[${LABEL}]==]"
-        " ENVIRONMENT [==[${ENVIRONMENT}]==] TIMEOUT ${TIMEOUT})\n")
+        " ENVIRONMENT [==[${ENVIRONMENT}]==] TIMEOUT ${TIMEOUT}"
+        " FAIL_REGULAR_EXPRESSION [==[CONCLAVE-SKIPPED:]==])\n")
 endforeach()
 file(WRITE "${OUT}" "${script}")

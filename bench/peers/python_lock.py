@@ -40,9 +40,11 @@ def main():
     ap.add_argument("--prefix", required=True)
     ap.add_argument("--contenders", type=int, default=1)
     ap.add_argument("--keys", type=int, default=1)
-    ap.add_argument("--start-ns", type=int, required=True)
-    ap.add_argument("--t0-ns", type=int, required=True)
-    ap.add_argument("--t1-ns", type=int, required=True)
+    # The window, from the moment every contender has its session: the contenders start
+    # LEAD after it, the measurement begins WARMUP later and lasts DURATION.
+    ap.add_argument("--lead-ns", type=int, required=True)
+    ap.add_argument("--warmup-ns", type=int, required=True)
+    ap.add_argument("--duration-ns", type=int, required=True)
     ap.add_argument("--hold-us", type=int, default=0)
     a = ap.parse_args()
     host, port = a.addr.rsplit(":", 1)
@@ -50,6 +52,9 @@ def main():
     grants = []  # list.append is atomic under the GIL
     errors = []
     cpu = {}
+    window = {}
+    ready = threading.Barrier(a.contenders + 1)  # the contenders' sessions, and main
+    go = threading.Event()
 
     def sample(name, at):
         sleep_until(at)
@@ -58,10 +63,14 @@ def main():
     def contender(i):
         try:
             c = consul.Consul(host=host, port=int(port))
-            sid = c.session.create(name="bench-python", lock_delay=0, checks=[], ttl=60)
+            try:
+                sid = c.session.create(name="bench-python", lock_delay=0, checks=[], ttl=60)
+            finally:
+                ready.wait()
             key = "%s/k%d" % (a.prefix, i % a.keys)
-            sleep_until(a.start_ns)
-            while time.monotonic_ns() < a.t1_ns:
+            go.wait()
+            sleep_until(window["start"])
+            while time.monotonic_ns() < window["t1"]:
                 start = time.monotonic_ns()
                 index = None
                 while not c.kv.put(key, "python", acquire=sid, flags=LOCK_FLAGS):
@@ -79,14 +88,24 @@ def main():
         except Exception as e:  # reported in the summary; the harness fails the run
             errors.append("%s: %s" % (type(e).__name__, e))
 
-    samplers = [threading.Thread(target=sample, args=(n, t)) for n, t in
-                (("t0", a.t0_ns), ("t1", a.t1_ns))]
     threads = [threading.Thread(target=contender, args=(i,)) for i in range(a.contenders)]
-    for t in samplers + threads:
+    for t in threads:
+        t.start()
+    # Every session created (or failed): the window starts now, however long the interpreter,
+    # its imports and the sessions took, and the harness learns it from the first line.
+    ready.wait()
+    window["start"] = time.monotonic_ns() + a.lead_ns
+    window["t0"] = window["start"] + a.warmup_ns
+    window["t1"] = window["t0"] + a.duration_ns
+    out = sys.stdout
+    out.write(json.dumps({"window": [window["start"], window["t0"], window["t1"]]}) + "\n")
+    out.flush()
+    go.set()
+    samplers = [threading.Thread(target=sample, args=(n, window[n])) for n in ("t0", "t1")]
+    for t in samplers:
         t.start()
     for t in samplers + threads:
         t.join()
-    out = sys.stdout
     for g in grants:
         out.write(json.dumps({"grant": list(g)}) + "\n")
     summary = {"cpu_us": cpu.get("t1", 0) - cpu.get("t0", 0), "grants": len(grants),

@@ -163,6 +163,7 @@ consul_server::consul_server(consul_server_options options)
         if (started) {
             try {
                 wait_ready();
+                disturbed_ = false; // (an earlier attempt's servers were killed)
                 return;
             } catch (const std::exception& e) {
                 if (attempt >= 4) {

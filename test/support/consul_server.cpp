@@ -29,9 +29,8 @@ std::optional<consul_server_options> consul_server_from_env() {
 namespace {
 
 // Brings a server that earlier tests used back to the state of a fresh one: running, a
-// leader, no session, no key. Sessions go first: destroying one releases (or deletes) its
-// keys, which the recursive delete then removes. (A cluster a test disturbed is not cleaned
-// but replaced: start_test_consul.)
+// leader, no key, no session. (A cluster a test disturbed is not cleaned but replaced:
+// start_test_consul.)
 void clean(consul_server& server) {
     for (std::size_t i = 0; i < server.size(); ++i)
         if (!server.running(i))
@@ -40,19 +39,21 @@ void clean(consul_server& server) {
     auto fail = [](const std::string& what) {
         throw std::runtime_error("cleaning the shared Consul for the next test: " + what);
     };
+    // Keys first: a session destroyed while it holds a key arms that key's lock-delay, which
+    // outlives the key, and the CLI tests reuse fixed key names from case to case.
+    auto r = server.request("DELETE", "/v1/kv/?recurse");
+    if (!r || r->first != 200)
+        fail("DELETE /v1/kv/?recurse did not answer 200");
     auto list = server.request("GET", "/v1/session/list");
     if (!list || list->first != 200)
         fail("GET /v1/session/list did not answer 200");
     const auto sessions = boost::json::parse(list->second);
     for (const auto& s : sessions.as_array()) {
         const auto id = std::string(s.at("ID").as_string());
-        auto r = server.request("PUT", "/v1/session/destroy/" + id);
-        if (!r || r->first != 200)
+        auto destroyed = server.request("PUT", "/v1/session/destroy/" + id);
+        if (!destroyed || destroyed->first != 200)
             fail("PUT /v1/session/destroy/" + id + " did not answer 200");
     }
-    auto r = server.request("DELETE", "/v1/kv/?recurse");
-    if (!r || r->first != 200)
-        fail("DELETE /v1/kv/?recurse did not answer 200");
 }
 
 } // namespace

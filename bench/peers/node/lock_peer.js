@@ -32,9 +32,12 @@ async function main() {
   const [host, port] = a.addr.split(":");
   const contenders = Number(a.contenders || 1);
   const keys = Number(a.keys || 1);
-  const start = BigInt(a["start-ns"]);
-  const t0 = BigInt(a["t0-ns"]);
-  const t1 = BigInt(a["t1-ns"]);
+  // The window, from the moment every contender has its session: the contenders start
+  // lead-ns after it, the measurement begins warmup-ns later and lasts duration-ns.
+  const lead = BigInt(a["lead-ns"]);
+  const warmup = BigInt(a["warmup-ns"]);
+  const duration = BigInt(a["duration-ns"]);
+  let start, t0, t1;
   const holdMs = Number(a["hold-us"] || 0) / 1000;
   const grants = [];
   const errors = [];
@@ -48,11 +51,13 @@ async function main() {
     return ctx;
   };
 
-  async function contender(i) {
-    const c = new Consul({ host, port: Number(port) });
-    const key = `${a.prefix}/k${i % keys}`;
+  async function session(c) {
     const s = await c.session.create({ name: "bench-node", lockdelay: "0s", checks: [], ttl: "60s" });
-    const sid = s.ID;
+    return s.ID;
+  }
+
+  async function contender(i, c, sid) {
+    const key = `${a.prefix}/k${i % keys}`;
     await sleepUntil(start);
     while (now() < t1) {
       const st = now();
@@ -74,13 +79,25 @@ async function main() {
     await c.session.destroy(sid);
   }
 
+  const clients = [];
+  for (let i = 0; i < contenders; i++) clients.push(new Consul({ host, port: Number(port) }));
+  const sids = await Promise.all(
+    clients.map((c) => session(c).catch((e) => errors.push(`${e.name}: ${e.message}`)))
+  );
+  // Every session created: the window starts now, however long node, its modules and the
+  // sessions took, and the harness learns it from the first line.
+  start = now() + lead;
+  t0 = start + warmup;
+  t1 = t0 + duration;
+  process.stdout.write(JSON.stringify({ window: [String(start), String(t0), String(t1)] }) + "\n");
   const samplers = [
     sleepUntil(t0).then(() => (cpu.t0 = cpuUs())),
     sleepUntil(t1).then(() => (cpu.t1 = cpuUs())),
   ];
   const runs = [];
-  for (let i = 0; i < contenders; i++)
-    runs.push(contender(i).catch((e) => errors.push(`${e.name}: ${e.message}`)));
+  if (!errors.length)
+    for (let i = 0; i < contenders; i++)
+      runs.push(contender(i, clients[i], sids[i]).catch((e) => errors.push(`${e.name}: ${e.message}`)));
   await Promise.all(runs.concat(samplers));
   const lines = grants.map((g) => `{"grant":[${g.map(String).join(",")}]}`);
   const summary = { cpu_us: (cpu.t1 || 0) - (cpu.t0 || 0), grants: grants.length, impl: "node-consul 2.0.1" };
