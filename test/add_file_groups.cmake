@@ -28,31 +28,21 @@ if(NOT tags)
     message(FATAL_ERROR "${EXE} -# --list-tags ${SPEC} listed no file: ${listing}")
 endif()
 # Every case SPEC matches is in one of the groups, or the registration is wrong.
-if(CATCH2_MAJOR EQUAL 2)
-    set(list_names --list-test-names-only)
-else()
-    set(list_names --list-tests --verbosity quiet)
-endif()
-execute_process(COMMAND "${EXE}" ${list_names} "${SPEC}" OUTPUT_VARIABLE names)
+include(${CMAKE_CURRENT_LIST_DIR}/catch_options.cmake)
+execute_process(COMMAND "${EXE}" ${catch_list_names} "${SPEC}" OUTPUT_VARIABLE names)
 string(REGEX MATCHALL "[^\n]+" names "${names}")
 list(LENGTH names matching)
 if(NOT grouped EQUAL matching)
     message(FATAL_ERROR "${EXE}: ${matching} cases match ${SPEC}, but its file groups hold "
                         "${grouped}: ${listing}")
 endif()
-# A group whose spec matches no test case fails: v2 needs -w NoTests, v3 refuses that option
-# and names its warning UnmatchedTestSpec.
-if(CATCH2_MAJOR EQUAL 2)
-    set(unmatched_fails NoTests)
-else()
-    set(unmatched_fails UnmatchedTestSpec)
-endif()
+# -w: a group whose spec matches no test case fails.
 set(script "")
 foreach(tag IN LISTS tags)
     string(REGEX REPLACE "^\\[#(.*)\\]$" "\\1" file "${tag}")
     set(name "${PREFIX}: ${file}.cpp")
     string(APPEND script
-        "add_test([==[${name}]==] [==[${EXE}]==] [==[-#]==] -w ${unmatched_fails}"
+        "add_test([==[${name}]==] [==[${EXE}]==] [==[-#]==] -w ${catch_unmatched_warning}"
         " [==[${tag}${SPEC}~[.]]==])\n"
         "set_tests_properties([==[${name}]==] PROPERTIES LABELS [==[${LABEL}]==]"
         " ENVIRONMENT [==[${ENVIRONMENT}]==] TIMEOUT ${TIMEOUT}"

@@ -2,14 +2,9 @@
 # Fails when a test name of EXE contains ';': CTest splits a registered name there, and the
 # halves then match no test case (each fails as "No tests ran").
 #   EXE, CATCH2_MAJOR (2 or 3: the Catch2 EXE is built with)
-# v3 removed --list-test-names-only; its quiet listing prints the names alone, one a line.
 # (Catch2 v2 exits with the number of tests listed, v3 with 0: the status says nothing here.)
-if(CATCH2_MAJOR EQUAL 2)
-    set(list_names --list-test-names-only)
-else()
-    set(list_names --list-tests --verbosity quiet)
-endif()
-execute_process(COMMAND "${EXE}" ${list_names} OUTPUT_VARIABLE names)
+include(${CMAKE_CURRENT_LIST_DIR}/catch_options.cmake)
+execute_process(COMMAND "${EXE}" ${catch_list_names} OUTPUT_VARIABLE names)
 if(names STREQUAL "")
     message(FATAL_ERROR "${EXE} listed no test name")
 endif()

@@ -55,12 +55,12 @@ def main():
         run(["cmake", "--install", os.path.join(a.work, "build"), "--prefix", installed])
         a.shared = False  # (the consumer's own checks of a shared build were made above)
         consume(a, "package", installed, os.path.join(a.work, "build-installed"),
-                install_from=None)
+                install_first=False)
 
 
-def consume(a, link, prefix, build, install_from=""):
+def consume(a, link, prefix, build, install_first=True):
     """Configures, builds and runs the consumer linked `link`; `prefix` holds the package
-    (installed there from --conclave-build first, unless install_from is None)."""
+    (package, pkgconfig), which install_first installs there from --conclave-build."""
     env = dict(os.environ)
 
     configure = ["cmake", "-S", os.path.join(a.source, "test/package/consumer"), "-B", build,
@@ -72,7 +72,7 @@ def consume(a, link, prefix, build, install_from=""):
     if a.cxx:
         configure.append("-DCMAKE_CXX_COMPILER=" + a.cxx)
     if link in ("package", "pkgconfig"):
-        if install_from is not None:
+        if install_first:
             run(["cmake", "--install", a.conclave_build, "--prefix", prefix])
         configure.append("-DCMAKE_PREFIX_PATH=" + prefix)
         pc = [os.path.join(root, f) for root, _, files in os.walk(prefix) for f in files
