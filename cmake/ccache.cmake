@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: BSL-1.0
 # conclave's own builds compile through ccache when it is installed (scripts/setup.sh installs
-# it) and no other launcher was chosen: a rebuild, another build directory or a fresh clone
-# of the same sources on the same machine reuse the objects already compiled.
+# it) and no other launcher was chosen: a rebuild, or another build directory of the same
+# checkout, reuses the objects already compiled. A clone at another path reuses only the
+# files compiled without a precompiled header: CMake's generated cmake_pch.hxx names the
+# header by its absolute path, so every file using it misses.
 #   CCACHE_BASEDIR, CCACHE_NOHASHDIR  paths relative to the source tree, and the build
-#                                     directory left out of the hash: another clone hits
+#                                     directory left out of the hash
 #   CCACHE_SLOPPINESS                 what a precompiled header needs to be cached
 #                                     (pch_defines, time_macros) and a fresh clone's new
 #                                     file times (include_file_mtime, include_file_ctime)

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
     g++ cmake ninja-build pkg-config
-    # rebuilds, and a fresh clone of the same sources, reuse compiled objects (cmake/ccache.cmake)
+    # rebuilds reuse compiled objects (cmake/ccache.cmake)
     ccache
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     catch2 libssl-dev python3
