@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// Structured hold scopes: with_lock, with_permit, with_leadership.
+/// Structured hold scopes: with_lock, with_permit, with_leadership, and try_with_lock and
+/// try_with_permit, which skip the body when the grant is held elsewhere.
 ///
 ///     co_await conclave::with_lock(mutex, s,
 ///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
@@ -42,7 +43,7 @@ asio::awaitable<detail::body_result_t<Body, lock_lease>> with_lock(lock& mutex, 
     auto acquire = [&mutex, s]() mutable {
         return mutex.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    return detail::spawn_scope<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
+    return detail::spawn_hold<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
         s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
 }
 
@@ -53,7 +54,43 @@ asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem,
     auto acquire = [&sem, s]() mutable {
         return sem.async_acquire(s, nullptr, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    return detail::spawn_scope<detail::body_result_t<Body, permit>>(detail::hold<permit>(
+    return detail::spawn_hold<detail::body_result_t<Body, permit>>(detail::hold<permit>(
+        s, std::move(acquire), std::move(body), "the permit was lost while it was held"));
+}
+
+/// with_lock for a lock that may be held elsewhere: tries to acquire `mutex` within
+/// `budget` (0: one attempt, without waiting), and only if that got it runs
+/// `body(lease)` as with_lock does: cancelled with errc::lock_lost (or the session's loss
+/// reason) thrown after it returned if the lock is lost meanwhile, the release awaited
+/// however the body ends, the body's exception rethrown after the release.
+///
+/// Returns the body's value in a std::optional, empty when the lock was not had within the
+/// budget; for a body returning void, a bool: whether it ran.
+///
+///     bool ran = co_await conclave::try_with_lock(mutex, s, 0ms,
+///         [&](conclave::lock_lease lease) -> asio::awaitable<void> { co_await run(task); });
+///     // ran == false: another worker holds the task; skip it.
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, lock_lease>>>
+try_with_lock(lock& mutex, session& s, std::chrono::milliseconds budget, Body body) {
+    auto acquire = [&mutex, s, budget]() mutable {
+        return mutex.async_try_acquire(s, budget,
+                                       with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_try_hold<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
+        s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
+}
+
+/// try_with_lock for one slot of a semaphore: `body(permit)` runs only if a slot was had
+/// within `budget`.
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, permit>>>
+try_with_permit(semaphore& sem, session& s, std::chrono::milliseconds budget, Body body) {
+    auto acquire = [&sem, s, budget]() mutable {
+        return sem.async_try_acquire(s, budget,
+                                     with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_try_hold<detail::body_result_t<Body, permit>>(detail::hold<permit>(
         s, std::move(acquire), std::move(body), "the permit was lost while it was held"));
 }
 
@@ -67,7 +104,7 @@ asio::awaitable<detail::body_result_t<Body, leadership>> with_leadership(elector
     auto acquire = [&e, s]() mutable {
         return e.async_campaign(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
-    return detail::spawn_scope<detail::body_result_t<Body, leadership>>(detail::hold<leadership>(
+    return detail::spawn_hold<detail::body_result_t<Body, leadership>>(detail::hold<leadership>(
         s, std::move(acquire), std::move(body), "leadership was lost during the term"));
 }
 

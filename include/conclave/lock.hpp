@@ -213,9 +213,14 @@ public:
     /// errc::conflict, the session's loss reason (errc::session_invalidated or
     /// errc::session_expired) when it was lost while waiting, errc::permission_denied when
     /// Consul's ACLs refuse the token a read or a write of the key (the thrown error, with
-    /// the default token, says which), operation_aborted when cancelled. A session that already
-    /// holds the key gets a lease without a write. Cancellation at any point leaves the lock not
-    /// held.
+    /// the default token, says which), operation_aborted when cancelled. Cancellation at any
+    /// point leaves the lock not held.
+    ///
+    /// One session may serve many coroutines: while a lease of this process holds the key
+    /// with `s`, another acquire with `s` waits for it to be released (which hands it the
+    /// key in the release's own transaction) or lost, as an acquire with another session
+    /// would. A key held by `s` with no lease of this process left (a lease dropped
+    /// without a release) is taken over without a write.
     template <class Token = default_token_t>
     auto async_acquire(session& s, Token&& token = {}) {
         return detail::initiate<void(error_code, lock_lease)>(token, &lock::acquire_impl, state_,

@@ -379,3 +379,108 @@ TEST_CASE_METHOD(hold_fixture, "losing the outer lock cancels a body nested in a
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(hold_fixture, "try_with_lock skips the body while another session holds the lock",
+                 "[hold][try]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        auto other = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, p + "l"};
+        auto theirs = co_await mutex.async_acquire(other);
+        bool ran = false;
+        const bool had =
+            co_await try_with_lock(mutex, s, 0ms, [&](lock_lease) -> asio::awaitable<void> {
+                ran = true;
+                co_return;
+            });
+        CHECK_FALSE(had);
+        CHECK_FALSE(ran);
+        CHECK((co_await holder(p + "l")) == other.id()); // left to its holder
+
+        // Within a budget: the body runs once the holder lets go.
+        asio::steady_timer waiting{ioc, 50ms};
+        auto let_go = [&]() -> asio::awaitable<void> {
+            co_await waiting.async_wait(asio::use_awaitable);
+            co_await theirs.async_release();
+        };
+        auto got = co_await (try_with_lock(mutex, s, 10s,
+                                           [&](lock_lease lease) -> asio::awaitable<std::string> {
+                                               co_return lease.token().session;
+                                           }) &&
+                             let_go());
+        REQUIRE(got);
+        CHECK(*got == s.id());
+        CHECK((co_await holder(p + "l")).empty()); // released after the body
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+        co_await other.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(hold_fixture, "try_with_lock releases however the body ends", "[hold][try]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, p + "l"};
+        // A body that throws: the exception comes out after the release.
+        bool threw = false;
+        try {
+            co_await try_with_lock(mutex, s, 0ms, [&](lock_lease) -> asio::awaitable<void> {
+                co_await sleep(10ms);
+                throw std::runtime_error("the body failed");
+            });
+        } catch (const std::runtime_error& e) {
+            threw = std::string(e.what()) == "the body failed";
+        }
+        CHECK(threw);
+        CHECK((co_await holder(p + "l")).empty());
+
+        // A lock lost under the body: the body is cancelled, and the loss is the error.
+        bool body_cancelled = false;
+        auto scope = try_with_lock(mutex, s, 0ms, [&](lock_lease) -> asio::awaitable<void> {
+            try {
+                co_await consul.async_kv_delete(p + "l");
+                co_await sleep(20s);
+            } catch (const boost::system::system_error& e) {
+                body_cancelled = e.code() == asio::error::operation_aborted;
+                throw;
+            }
+        });
+        const error_code ec = co_await code_of(std::move(scope));
+        CHECK(ec == errc::lock_lost);
+        CHECK(body_cancelled);
+        CHECK_FALSE(s.lost());
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(hold_fixture, "try_with_permit skips the body while every slot is taken",
+                 "[hold][try]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        auto other = co_await session::async_create(consul, quick(10s));
+        semaphore sem{consul, p + "sem", 1};
+        auto theirs = co_await sem.async_acquire(other);
+        const auto skipped = co_await try_with_permit(
+            sem, s, 0ms, [&](permit) -> asio::awaitable<int> { co_return 1; });
+        CHECK_FALSE(skipped);
+        co_await theirs.async_release();
+        const auto ran =
+            co_await try_with_permit(sem, s, 0ms, [&](permit slot) -> asio::awaitable<int> {
+                CHECK(slot.held());
+                co_return 2;
+            });
+        REQUIRE(ran);
+        CHECK(*ran == 2);
+        // The slot is free again.
+        auto again = co_await sem.async_try_acquire(other, 0ms);
+        REQUIRE(again);
+        co_await again->async_release();
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+        co_await other.async_destroy();
+    };
+    run(ioc, body());
+}

@@ -52,7 +52,7 @@ TEST_CASE_METHOD(recipes_fixture, "acquire, token, held, release and destroy", "
 }
 
 TEST_CASE_METHOD(recipes_fixture,
-                 "a later grant has a larger token, re-acquire by the holder writes nothing",
+                 "a later grant has a larger token, the holder's session is no second holder",
                  "[lock]") {
     auto body = [&]() -> asio::awaitable<void> {
         auto a = co_await session::async_create(consul, quick());
@@ -60,8 +60,10 @@ TEST_CASE_METHOD(recipes_fixture,
         lock mutex_a{consul, p + "l"};
         lock mutex_b{consul, p + "l"};
         auto first = co_await mutex_a.async_acquire(a);
-        auto again = co_await mutex_a.async_acquire(a); // same session: no write
-        CHECK(again.token() == first.token());
+        // Consul would let session a acquire its own key again: the lock does not.
+        auto again = co_await mutex_a.async_try_acquire(a, 0ms);
+        CHECK_FALSE(again);
+        CHECK(first.held());
         co_await first.async_release();
         auto second = co_await mutex_b.async_acquire(b);
         CHECK(second.token().modify_index > first.token().modify_index);
@@ -603,6 +605,71 @@ TEST_CASE_METHOD(recipes_fixture, "a guarded write applies only while the lock i
         co_await consul.async_kv_delete(p + "data");
         co_await a.async_destroy();
         co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+// Two coroutines sharing one session must not both hold the lock: Consul grants a session a
+// key it already holds, so the exclusion between them is the library's.
+TEST_CASE_METHOD(recipes_fixture, "coroutines sharing one session take turns on a lock",
+                 "[lock][shared-session]") {
+    auto shared = [&](int coroutines, int rounds) -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, p + "shared-" + std::to_string(coroutines)};
+        int inside = 0, most_inside = 0, grants = 0;
+        std::uint64_t last_index = 0;
+        bool tokens_grow = true;
+        countdown finished{ioc.get_executor(), static_cast<std::size_t>(coroutines)};
+        auto worker = [&]() -> asio::awaitable<void> {
+            for (int r = 0; r < rounds; ++r) {
+                auto lease = co_await mutex.async_acquire(s);
+                most_inside = std::max(most_inside, ++inside);
+                ++grants;
+                tokens_grow = tokens_grow && lease.token().modify_index > last_index;
+                last_index = lease.token().modify_index;
+                co_await asio::post(ioc, asio::use_awaitable); // others run meanwhile
+                --inside;
+                co_await lease.async_release();
+            }
+            finished.count_down();
+        };
+        for (int i = 0; i < coroutines; ++i)
+            asio::co_spawn(ioc, worker(), asio::detached);
+        co_await finished.wait();
+        CHECK(grants == coroutines * rounds);
+        CHECK(most_inside == 1);
+        CHECK(tokens_grow); // each grant is a write of its own: fences tell them apart
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
+    };
+    auto body = [&]() -> asio::awaitable<void> {
+        co_await shared(2, 10);
+        co_await shared(8, 4);
+        co_await shared(64, 2);
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a lease dropped without a release leaves the key to its session's next acquire",
+                 "[lock][shared-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, p + "l"};
+        std::optional<lock_lease> first{co_await mutex.async_acquire(s)};
+        const auto token = first->token();
+        // Waiting behind the first lease, until its last handle goes.
+        asio::steady_timer dropping{ioc, 50ms};
+        auto drop = [&]() -> asio::awaitable<void> {
+            co_await dropping.async_wait(asio::use_awaitable);
+            first.reset();
+        };
+        auto second = co_await (mutex.async_try_acquire(s, 10s) && drop());
+        REQUIRE(second);
+        CHECK(second->token() == token); // taken over without a write
+        co_await second->async_release();
+        co_await mutex.async_destroy();
+        co_await s.async_destroy();
     };
     run(ioc, body());
 }

@@ -22,6 +22,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace conclave::detail {
 
@@ -38,18 +39,26 @@ struct awaitable_value<asio::awaitable<T, Executor>> {
 template <class Body, class Arg>
 using body_result_t = typename awaitable_value<std::invoke_result_t<Body&, Arg&>>::type;
 
-/// What the scope's own coroutine returns: the body's value in an optional (co_spawn needs a
-/// default-constructible result; the body's type need not be one), nothing for a void body.
+/// What a scope keeps of the body's value: the value, or std::monostate for a void body.
 template <class R>
-struct scope_result {
-    using type = std::optional<R>;
-};
-template <>
-struct scope_result<void> {
-    using type = void;
-};
+using stored_t = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
+
+/// What the scope's own coroutine returns: the body's value, or nothing when the grant was
+/// not had (a try_with_* scope). In an optional: co_spawn needs a default-constructible
+/// result, and the body's type need not be one.
 template <class R>
-using scope_result_t = typename scope_result<R>::type;
+using scope_result_t = std::optional<stored_t<R>>;
+
+/// An acquire's grant, in an optional: async_try_acquire gives one already, async_acquire
+/// a grant (always had).
+template <class Grant>
+std::optional<Grant> as_optional(std::optional<Grant>&& grant) {
+    return std::move(grant);
+}
+template <class Grant>
+std::optional<Grant> as_optional(Grant&& grant) {
+    return std::optional<Grant>{std::move(grant)};
+}
 
 /// Releases `grant`, retrying while Consul cannot be reached (the outcome of a failed release
 /// is unknown) until it succeeds, fails for good, or the session is lost (Consul then frees
@@ -94,9 +103,12 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
     auto acquired = co_await acquire();
     if (std::get<0>(acquired)) // (nothing held: an acquire that fails or is cancelled leaves none)
         std::rethrow_exception(std::get<0>(acquired));
-    Grant& grant = std::get<1>(acquired);
+    std::optional<Grant> had = as_optional(std::move(std::get<1>(acquired)));
+    if (!had)
+        co_return std::nullopt;
+    Grant& grant = *had;
 
-    std::optional<std::conditional_t<std::is_void_v<result_type>, int, result_type>> result;
+    scope_result_t<result_type> result;
     std::exception_ptr failure;
     error_code lost;
     bool lost_first = false;
@@ -111,7 +123,7 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
             try {
                 if constexpr (std::is_void_v<result_type>) {
                     co_await body(arg);
-                    result.emplace(0);
+                    result.emplace();
                 } else {
                     result_type value = co_await body(arg);
                     result.emplace(std::move(value));
@@ -145,21 +157,42 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
         std::rethrow_exception(failure);
     if (!result) // (the body neither returned nor threw: not expected of an awaitable)
         throw boost::system::system_error(make_error_code(asio::error::operation_aborted));
-    if constexpr (!std::is_void_v<result_type>)
-        co_return std::move(result);
+    co_return result;
 }
 
-/// Runs a scope (hold()) as a coroutine of its own on the caller's executor and gives the
-/// body's value.
+/// Runs a scope (hold()) as a coroutine of its own on the caller's executor. Its result:
+/// the body's value, or nothing when a try did not get the grant.
 template <class R, class Scope>
-asio::awaitable<R> spawn_scope(Scope scope) {
+asio::awaitable<scope_result_t<R>> spawn_scope(Scope scope) {
+    // (Each co_await a statement of its own: g++ 12 mishandles one nested in the arguments
+    // of another.)
     auto ex = co_await asio::this_coro::executor;
-    if constexpr (std::is_void_v<R>) {
-        co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
-    } else {
-        auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    auto value = co_await asio::co_spawn(ex, std::move(scope), asio::use_awaitable);
+    co_return value;
+}
+
+/// with_lock's result: the body's value (a grant always had).
+template <class R, class Scope>
+asio::awaitable<R> spawn_hold(Scope scope) {
+    auto value = co_await spawn_scope<R>(std::move(scope));
+    if constexpr (!std::is_void_v<R>)
         co_return std::move(*value);
-    }
+}
+
+/// try_with_lock's result: the body's value in an optional, or for a void body whether it
+/// ran.
+template <class R>
+using try_result_t = std::conditional_t<std::is_void_v<R>, bool, std::optional<R>>;
+
+template <class R, class Scope>
+asio::awaitable<try_result_t<R>> spawn_try_hold(Scope scope) {
+    auto value = co_await spawn_scope<R>(std::move(scope));
+    if constexpr (std::is_void_v<R>)
+        co_return value.has_value();
+    else if (value)
+        co_return std::optional<R>{std::move(*value)};
+    else
+        co_return std::nullopt;
 }
 
 } // namespace conclave::detail

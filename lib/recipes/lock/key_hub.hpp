@@ -9,6 +9,7 @@
 // can even hand the key straight to that waiter in the releasing transaction.
 #pragma once
 
+#include "recipes/common/grant.hpp"
 #include "recipes/common/notifier.hpp"
 #include "recipes/common/shared_query.hpp"
 #include "recipes/session/session_state.hpp"
@@ -95,6 +96,18 @@ public:
     void note_local_grant(const kv_entry& granted) {
         local_streak = granted.lock_index == last_local_lock_index_ + 1 ? local_streak + 1 : 1;
         last_local_lock_index_ = granted.lock_index;
+    }
+
+    // ---- the grant held here ----------------------------------------------------------
+    /// The latest grant of the key to this process (until it is released, lost, or its
+    /// last handle dropped). Consul lets a session acquire a key it holds again, so two
+    /// local acquires with one session would both "hold" it: the second waits for this
+    /// one to end instead.
+    std::weak_ptr<grant_state> local_holder;
+    /// Whether a live grant of this process holds the key with `session`.
+    bool held_here_by(const std::string& session) const {
+        const auto h = local_holder.lock();
+        return h && !h->released && !h->lost && h->session->id == session;
     }
 
     // ---- the queue of local waiters -------------------------------------------------

@@ -158,8 +158,9 @@ struct queue_place {
 lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s,
                       const kv_entry& e) {
     fencing_token t{l->key, s->id, e.lock_index, e.modify_index};
-    return detail::lease_factory::make(
-        std::make_shared<lease_state>(std::move(l), std::move(s), std::move(t)));
+    auto state = std::make_shared<lease_state>(l, std::move(s), std::move(t));
+    l->hub->local_holder = state;
+    return detail::lease_factory::make(std::move(state));
 }
 
 // Fair mode: writes the waiter's contender key, retrying transient failures within the
@@ -312,8 +313,17 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                 result.first = make_error_code(errc::conflict);
                 break;
             }
+            if (verdict == detail::key_verdict::ours && hub.held_here_by(s->id)) {
+                // Held by a grant of this process with the same session: not a second
+                // holder. Its release hands the key to us (one transaction), or its end
+                // (lost, dropped) wakes us.
+                looked = true;
+                co_await wait_for_change(hub, *place.me, *s, wake_by());
+                continue;
+            }
             if (verdict == detail::key_verdict::ours) {
-                // Already held by this session: a lease without a write.
+                // Held by this session, with no grant of this process left (a lease
+                // dropped unreleased): taken over without a write.
                 how = acquire_outcome::already_held;
                 result.second = make_lease(l, s, *known);
                 break;

@@ -31,6 +31,12 @@ struct lease_state : grant_state {
     lease_state(std::shared_ptr<lock_state> l, std::shared_ptr<session_state> s, fencing_token t)
         : grant_state(std::move(s), std::move(t))
         , lock(std::move(l)) {}
+    // Dropped while held: a local acquire with the same session waiting for this grant
+    // to end may now take the key over.
+    ~lease_state() {
+        if (!released && !lost)
+            lock->hub->poke();
+    }
 
     std::shared_ptr<lock_state> lock;
 };
