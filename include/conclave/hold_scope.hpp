@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// Structured hold scopes: with_lock, with_permit, with_leadership, and try_with_lock and
-/// try_with_permit, which skip the body when the grant is held elsewhere.
+/// Structured scopes: with_session, with_lock, with_permit, with_leadership, and
+/// try_with_lock and try_with_permit, which skip the body when the grant is held elsewhere.
 ///
 ///     co_await conclave::with_lock(mutex, s,
 ///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
@@ -19,6 +19,33 @@
 #include <conclave/session.hpp>
 
 namespace conclave {
+
+/// Creates a session on `c`, runs `body(session)` (a callable returning an asio::awaitable)
+/// while the session is renewed beside it, and destroys the session after the body ends,
+/// however it ends. Returns the body's value or rethrows its exception, after the destroy.
+///
+///     co_await conclave::with_session(consul, conclave::session_config{}.with_ttl(10s),
+///         [&](conclave::session& s) -> asio::awaitable<void> {
+///             co_await conclave::with_lock(mutex, s, work);
+///         });
+///
+/// When the session is lost (Consul invalidated it, or its local deadline passed with no
+/// renewal), the body is cancelled (its next co_await throws operation_aborted) and, once it
+/// has returned, with_session throws conclave::error with the loss reason
+/// (errc::session_invalidated or errc::session_expired), never operation_aborted.
+///
+/// Cancelling with_session cancels the body; the session is destroyed after it returned,
+/// and with_session throws operation_aborted unless the body had already returned a value.
+/// The destroy is awaited, bounded by `cfg.destroy_timeout`; when Consul cannot confirm it,
+/// it is retried in the background and the session's TTL ends it anyway. The scope runs as
+/// a coroutine of its own on the caller's executor. Errors of the create are
+/// session::async_create's.
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, session>> with_session(client& c, session_config cfg,
+                                                                   Body body) {
+    return detail::spawn_hold<detail::body_result_t<Body, session>>(
+        detail::session_scope(c, std::move(cfg), std::move(body)));
+}
 
 /// Acquires `mutex` with `s`, runs `body(lease)` (a callable returning an asio::awaitable),
 /// and releases the lock after the body ends, however it ends. Returns the body's value or

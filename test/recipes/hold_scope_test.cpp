@@ -484,3 +484,107 @@ TEST_CASE_METHOD(hold_fixture, "try_with_permit skips the body while every slot 
     };
     run(ioc, body());
 }
+
+namespace {
+
+/// Whether Consul still knows session `id`.
+asio::awaitable<bool> session_exists(client& consul, const std::string& id) {
+    auto info = co_await consul.async_session_info(id);
+    co_return info.session.has_value();
+}
+
+} // namespace
+
+TEST_CASE_METHOD(hold_fixture, "with_session runs the body in a renewed session, then destroys it",
+                 "[hold][with-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string id;
+        lock mutex{consul, p + "l"};
+        // A TTL shorter than the body: only the renewals beside it keep the session.
+        const int got =
+            co_await with_session(consul, quick(300ms), [&](session& s) -> asio::awaitable<int> {
+                id = s.id();
+                co_await sleep(1s);
+                CHECK_FALSE(s.lost());
+                co_return co_await with_lock(mutex, s,
+                                             [&](lock_lease lease) -> asio::awaitable<int> {
+                                                 CHECK(lease.token().session == s.id());
+                                                 co_return 7;
+                                             });
+            });
+        CHECK(got == 7);
+        CHECK_FALSE(co_await session_exists(consul, id)); // destroyed before the return
+        co_await mutex.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(hold_fixture, "with_session destroys the session when the body throws",
+                 "[hold][with-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        // Many bodies that throw: none leaves its session behind.
+        for (int i = 0; i < 50; ++i) {
+            bool threw = false;
+            try {
+                co_await with_session(consul, quick(), [&](session&) -> asio::awaitable<void> {
+                    co_await asio::post(ioc, asio::use_awaitable);
+                    throw std::runtime_error("the body failed");
+                });
+            } catch (const std::runtime_error& e) {
+                threw = std::string(e.what()) == "the body failed";
+            }
+            CHECK(threw);
+        }
+        auto left = co_await consul.async_session_list();
+        CHECK(left.sessions.empty());
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(hold_fixture, "a lost session cancels the body of with_session with its reason",
+                 "[hold][with-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        bool body_cancelled = false;
+        auto scope = with_session(consul, quick(10s), [&](session& s) -> asio::awaitable<void> {
+            try {
+                server.expire_session(s.id());
+                co_await sleep(20s);
+            } catch (const boost::system::system_error& e) {
+                body_cancelled = e.code() == asio::error::operation_aborted;
+                throw;
+            }
+        });
+        const error_code ec = co_await code_of(std::move(scope));
+        CHECK(ec == errc::session_invalidated);
+        CHECK(body_cancelled);
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(hold_fixture, "cancelling with_session cancels the body and destroys the session",
+                 "[hold][with-session][cancel]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string id;
+        bool body_cancelled = false;
+        asio::steady_timer started{ioc, asio::steady_timer::time_point::max()};
+        auto scope = with_session(consul, quick(10s), [&](session& s) -> asio::awaitable<void> {
+            id = s.id();
+            started.cancel();
+            try {
+                co_await sleep(20s);
+            } catch (const boost::system::system_error& e) {
+                body_cancelled = e.code() == asio::error::operation_aborted;
+                throw;
+            }
+        });
+        auto stop = [&]() -> asio::awaitable<void> {
+            co_await started.async_wait(awaitable_tuple);
+        };
+        auto outcome = co_await (code_of(std::move(scope)) || stop());
+        CHECK(outcome.index() == 1);
+        CHECK(body_cancelled);
+        REQUIRE_FALSE(id.empty());
+        CHECK_FALSE(co_await session_exists(consul, id)); // destroyed before it completed
+    };
+    run(ioc, body());
+}

@@ -9,6 +9,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -153,6 +155,79 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
 
     if (lost_first)
         throw conclave::error(lost, diagnostics{0, {}, lost_message});
+    if (failure)
+        std::rethrow_exception(failure);
+    if (!result) // (the body neither returned nor threw: not expected of an awaitable)
+        throw boost::system::system_error(make_error_code(asio::error::operation_aborted));
+    co_return result;
+}
+
+/// with_session's scope, as a coroutine of its own (like hold()): creates the session,
+/// renews it while `body(session)` runs, cancels the body when the session is lost, and
+/// destroys the session however the body ended, awaited and bounded by destroy_timeout.
+template <class Body>
+asio::awaitable<scope_result_t<body_result_t<Body, session>>>
+session_scope(client c, session_config cfg, Body body) {
+    using namespace asio::experimental::awaitable_operators;
+    using result_type = body_result_t<Body, session>;
+    constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+
+    co_await asio::this_coro::throw_if_cancelled(false);
+    auto created =
+        co_await session::async_create(c, std::move(cfg), with_diagnostics(tuple_awaitable));
+    if (std::get<0>(created))
+        std::rethrow_exception(std::get<0>(created));
+    session& s = std::get<1>(created);
+
+    scope_result_t<result_type> result;
+    std::exception_ptr failure;
+    error_code lost;
+    bool lost_first = false;
+    // The renewals: not stopped by the caller's cancellation (the destroy ends them), only
+    // by this signal when the destroy could not be confirmed (the cancelled run then
+    // destroys the session in the background).
+    asio::cancellation_signal stop_renewing;
+    auto renew = [&]() -> asio::awaitable<void> {
+        co_await s.async_run(asio::bind_cancellation_slot(stop_renewing.slot(), tuple_awaitable));
+    };
+    auto run_body = [&]() -> asio::awaitable<void> {
+        try {
+            session arg = s; // (the body's copy: it may move from it)
+            if constexpr (std::is_void_v<result_type>) {
+                co_await body(arg);
+                result.emplace();
+            } else {
+                result_type value = co_await body(arg);
+                result.emplace(std::move(value));
+            }
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    };
+    auto watch_loss = [&]() -> asio::awaitable<void> {
+        auto [ec] = co_await s.async_wait_lost(tuple_awaitable);
+        lost = ec;
+    };
+    auto work_then_destroy = [&]() -> asio::awaitable<void> {
+        co_await asio::this_coro::throw_if_cancelled(false);
+        const auto state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none) {
+            failure = std::make_exception_ptr(
+                boost::system::system_error(make_error_code(asio::error::operation_aborted)));
+        } else {
+            // The `||` waits for the body to return, also when the caller cancelled.
+            const auto ended = co_await (run_body() || watch_loss());
+            lost_first = ended.index() == 1 && lost != asio::error::operation_aborted;
+        }
+        co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+        auto [destroy_error] = co_await s.async_destroy(tuple_awaitable);
+        if (destroy_error)
+            stop_renewing.emit(asio::cancellation_type::terminal);
+    };
+    co_await (renew() && work_then_destroy());
+
+    if (lost_first)
+        throw conclave::error(lost, diagnostics{0, {}, "the session was lost while the body ran"});
     if (failure)
         std::rethrow_exception(failure);
     if (!result) // (the body neither returned nor threw: not expected of an awaitable)
