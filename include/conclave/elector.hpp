@@ -182,17 +182,42 @@ public:
     /// Completes with the session's loss reason (errc::session_invalidated or
     /// errc::session_expired) when the session is lost (there is no
     /// campaigning without it), errc::conflict when the key is not a lock key,
-    /// errc::permission_denied when Consul's ACLs refuse the token the key, and
+    /// errc::permission_denied when Consul's ACLs refuse the token the key,
     /// operation_aborted when cancelled (after the task returned and, with
-    /// release_on_stop, the key was released). One async_run per elector at a time.
+    /// release_on_stop, the key was released), and when `task` throws, after the key was
+    /// released, the task's own exception with the default token (other tokens:
+    /// errc::task_failed). One async_run per elector at a time. To campaign again after the
+    /// session is lost, give a session_config instead of a session (the overload below).
     template <class Token = default_token_t>
     auto async_run(session& s, leader_task task, Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &elector::run_impl, state_, s,
                                                   std::move(task));
     }
 
-    /// One term, without async_run: waits until this process leads (as async_run
-    /// campaigns) and completes with `void(error_code, leadership)`, errors as
+    /// async_run for a service that should lead whenever it can: campaigns with a session
+    /// of its own, made with `cfg` on the elector's client and renewed beside the campaign,
+    /// and after that session is lost (Consul restarted empty, the process paused past the
+    /// TTL, the network down) makes a new one and campaigns again, after a pause from 1 s
+    /// doubling to 30 s (also while a session cannot be created). The session is destroyed
+    /// when the run ends, after the key was released.
+    ///
+    /// Runs until cancelled (operation_aborted) or until something a new session cannot
+    /// fix: errc::conflict (the key is not a lock), errc::permission_denied, a session Consul
+    /// refuses to create (e.g. its TTL). When `task` throws, the key is released and, with
+    /// the default token, the task's own exception is rethrown to the caller (other tokens:
+    /// errc::task_failed).
+    ///
+    ///     co_await el.async_run(conclave::session_config{}.with_ttl(10s),
+    ///                           [](conclave::leadership l) -> asio::awaitable<void> {
+    ///                               co_await serve_as_leader(l.token());
+    ///                           });
+    template <class Token = default_token_t>
+    auto async_run(session_config cfg, leader_task task, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &elector::run_own_sessions_impl, state_,
+                                                  std::move(cfg), std::move(task));
+    }
+    /// One term, without async_run:    /// One term, without async_run: waits until this process
+    /// leads (as async_run campaigns) and completes with `void(error_code, leadership)`, errors as
     /// async_run's. The term is the caller's to end with `leadership::async_release()`
     /// (with_leadership does it); is_leader() reports it. One term at a time per elector:
     /// errc::invalid_argument while async_run runs, or another campaign or term is under way
@@ -231,6 +256,9 @@ private:
     using state_ptr = std::shared_ptr<detail::elector_state>;
     static void run_impl(state_ptr, session, leader_task, detail::diagnostics_route*,
                          asio::any_completion_handler<void(error_code)>);
+    static void run_own_sessions_impl(state_ptr, session_config, leader_task,
+                                      detail::diagnostics_route*,
+                                      asio::any_completion_handler<void(error_code)>);
     static void resign_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
     static void campaign_impl(state_ptr, session, detail::diagnostics_route*,
                               asio::any_completion_handler<void(error_code, leadership)>);

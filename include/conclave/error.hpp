@@ -9,6 +9,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <exception>
 #include <string>
 #include <type_traits>
 
@@ -66,12 +67,16 @@ struct diagnostics {
     unsigned http_status = 0;   ///< 0 when no HTTP response was received
     std::string server_message; ///< Consul's response body (plain text error)
     std::string client_message; ///< conclave's own description
+    /// errc::task_failed: what the user's task threw. With the default completion token
+    /// (with_diagnostics) this exception is the one thrown, not a conclave::error.
+    std::exception_ptr cause;
 
     /// Empties every field.
     void clear() {
         http_status = 0;
         server_message.clear();
         client_message.clear();
+        cause = nullptr;
     }
 };
 

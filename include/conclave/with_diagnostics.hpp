@@ -78,7 +78,9 @@ struct diagnosing_handler {
     template <class... Ts>
     void operator()(error_code ec, Ts&&... values) {
         std::exception_ptr e;
-        if (ec)
+        if (ec && route->from->cause) // a user task's own exception
+            e = route->from->cause;
+        else if (ec)
             e = std::make_exception_ptr(conclave::error(ec, *route->from));
         route.reset();
         std::move(inner)(std::move(e), std::forward<Ts>(values)...);

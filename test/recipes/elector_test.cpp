@@ -500,3 +500,99 @@ TEST_CASE_METHOD(recipes_fixture,
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "the leader task's exception reaches the caller, after the release", "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        elector el{consul, p + "leader"};
+        auto failing = [](leadership) -> asio::awaitable<void> {
+            throw std::runtime_error("leader task bug");
+            co_return;
+        };
+        std::string caught;
+        try {
+            co_await el.async_run(s, failing);
+        } catch (const std::runtime_error& e) {
+            caught = e.what();
+        }
+        CHECK(caught == "leader task bug");
+        CHECK_FALSE(co_await el.async_leader()); // released before
+        // Other tokens: the code, and the exception in the diagnostics' cause.
+        auto [ec] = co_await el.async_run(s, failing, awaitable_tuple);
+        CHECK(ec == errc::task_failed);
+        co_await consul.async_kv_delete(p + "leader");
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "an elector with a session config campaigns again after its session is lost",
+                 "[elector][own-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        elector el{consul, p + "leader", elector_options{}.with_value("node-1")};
+        std::vector<std::string> sessions; // of each term
+        bool first_cancelled = false;
+        asio::steady_timer second_term{ioc, asio::steady_timer::time_point::max()};
+        auto task = [&](leadership l) -> asio::awaitable<void> {
+            sessions.push_back(l.token().session);
+            if (sessions.size() == 1) {
+                try {
+                    server.expire_session(l.token().session);
+                    co_await sleep(20s);
+                } catch (const boost::system::system_error& e) {
+                    first_cancelled = e.code() == asio::error::operation_aborted;
+                    throw;
+                }
+            }
+            second_term.cancel();
+            co_await sleep(20s);
+        };
+        auto stop = [&]() -> asio::awaitable<void> {
+            co_await second_term.async_wait(awaitable_tuple);
+            CHECK(el.is_leader());
+        };
+        auto outcome = co_await (el.async_run(quick(10s), task, awaitable_tuple) || stop());
+        CHECK(outcome.index() == 1); // the run went on until cancelled
+        REQUIRE(sessions.size() == 2);
+        CHECK(first_cancelled);
+        CHECK(sessions[0] != sessions[1]);
+        CHECK_FALSE(co_await el.async_leader()); // released when cancelled
+        auto left = co_await consul.async_session_list();
+        CHECK(left.sessions.empty()); // its last session destroyed before it completed
+        co_await consul.async_kv_delete(p + "leader");
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "an elector with a session config stops on what a new session cannot fix",
+                 "[elector][own-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        // A key of another recipe: a conflict, not a retry.
+        co_await consul.async_kv_put(p + "leader", "x", kv_put_options{}.with_flags(7));
+        elector el{consul, p + "leader"};
+        auto idle = [](leadership) -> asio::awaitable<void> { co_return; };
+        auto [ec] = co_await el.async_run(quick(), idle, awaitable_tuple);
+        CHECK(ec == errc::conflict);
+        co_await consul.async_kv_delete(p + "leader");
+
+        // The task's exception, after the release.
+        auto failing = [](leadership) -> asio::awaitable<void> {
+            throw std::runtime_error("leader task bug");
+            co_return;
+        };
+        std::string caught;
+        try {
+            co_await el.async_run(quick(), failing);
+        } catch (const std::runtime_error& e) {
+            caught = e.what();
+        }
+        CHECK(caught == "leader task bug");
+        auto left = co_await consul.async_session_list();
+        CHECK(left.sessions.empty());
+        co_await consul.async_kv_delete(p + "leader");
+    };
+    run(ioc, body());
+}

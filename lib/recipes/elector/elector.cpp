@@ -11,7 +11,10 @@
 #include <conclave/watch.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -224,11 +227,75 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
 
         if (cancelled)
             co_return make_error_code(asio::error::operation_aborted);
-        if (failure)
+        if (failure) {
+            // With the default token, the task's own exception is what the caller gets.
+            if (diag) {
+                diag->client_message = "the leader task threw";
+                diag->cause = failure;
+            }
             co_return make_error_code(errc::task_failed);
+        }
         if (ended_by == 2)
             co_await sit_out(E, s.id());
         co_await asio::this_coro::throw_if_cancelled(true);
+    }
+}
+
+// Pauses between sessions: a session lost (or not created) is followed by a new one after
+// a pause from 1 s doubling to 30 s, back to 1 s once a session has been had.
+constexpr std::chrono::milliseconds first_session_pause{1000};
+constexpr std::chrono::milliseconds max_session_pause{30000};
+
+// Sleeps for `d`; false when cancelled meanwhile.
+asio::awaitable<bool> pause_for(std::chrono::milliseconds d) {
+    asio::steady_timer timer{co_await asio::this_coro::executor, d};
+    auto [ec] = co_await timer.async_wait(tuple_awaitable);
+    co_return !ec;
+}
+
+// async_run with a session of its own: creates one, renews it beside run(), destroys it
+// after run() ended, and starts over with a new session when it was lost.
+asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, session_config cfg,
+                                              leader_task task, diagnostics* diag) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    const auto cancelled = []() -> asio::awaitable<bool> {
+        auto state = co_await asio::this_coro::cancellation_state;
+        co_return state.cancelled() != asio::cancellation_type::none;
+    };
+    auto pause = first_session_pause;
+    for (;;) {
+        auto [created_ec, s] = co_await session::async_create(E->consul, cfg, tuple_awaitable);
+        if (created_ec == asio::error::operation_aborted || co_await cancelled()) {
+            // (a session made as the cancellation came is dropped: its handle destroys it)
+            co_return make_error_code(asio::error::operation_aborted);
+        }
+        if (created_ec && !is_retryable(created_ec))
+            co_return created_ec; // e.g. a TTL Consul refuses, or a token without rights
+        error_code ended;
+        if (!created_ec) {
+            pause = first_session_pause;
+            // The renewals are ended by the destroy, not by the caller's cancellation: the
+            // campaign must step down (release) before the session goes.
+            asio::cancellation_signal stop_renewing;
+            auto renew = [&]() -> asio::awaitable<void> {
+                co_await s.async_run(
+                    asio::bind_cancellation_slot(stop_renewing.slot(), tuple_awaitable));
+            };
+            auto campaign_then_destroy = [&]() -> asio::awaitable<void> {
+                co_await asio::this_coro::throw_if_cancelled(false);
+                ended = co_await run(E, s, task, diag);
+                co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
+                auto [destroy_ec] = co_await s.async_destroy(tuple_awaitable);
+                if (destroy_ec) // (the cancelled run retries it in the background)
+                    stop_renewing.emit(asio::cancellation_type::terminal);
+            };
+            co_await (renew() && campaign_then_destroy());
+            if (ended != errc::session_invalidated && ended != errc::session_expired)
+                co_return ended; // cancelled, the task failed, the key is not a lock, ...
+        }
+        if (!co_await pause_for(pause) || co_await cancelled())
+            co_return make_error_code(asio::error::operation_aborted);
+        pause = std::min(2 * pause, max_session_pause);
     }
 }
 
@@ -319,6 +386,18 @@ void elector::run_impl(state_ptr E, session s, leader_task task, detail::diagnos
     auto ex = E->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task), diag), std::move(h));
+}
+
+void elector::run_own_sessions_impl(state_ptr E, session_config cfg, leader_task task,
+                                    detail::diagnostics_route* route,
+                                    asio::any_completion_handler<void(error_code)> h) {
+    if (!task)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "elector::async_run needs a task");
+    auto ex = E->consul.get_executor();
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(ex, run_with_sessions(std::move(E), std::move(cfg), std::move(task), diag),
+                     std::move(h));
 }
 
 void elector::campaign_impl(state_ptr E, session s, detail::diagnostics_route* route,

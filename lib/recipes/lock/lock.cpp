@@ -257,7 +257,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     detail::retry_backoff backoff;
     bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
     bool cancelled = false;
-    bool looked = false; // the key was seen taken, or an attempt was answered
+    bool looked = false;          // the key was seen taken, or an attempt was answered
+    bool conflict_reread = false; // a conflict was seen, and the key asked for again
     acquire_result result;
     const auto wake_by = [&] {
         auto until = s->policy.deadline();
@@ -310,6 +311,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
             const auto verdict = detail::judge_key(known, s->id, lock_flag_value);
             if (verdict == detail::key_verdict::conflict) {
+                // Judged on a fresh read only: the view shared with other lock objects may
+                // predate the key's delete.
+                if (!std::exchange(conflict_reread, true)) {
+                    hub.forget();
+                    continue;
+                }
                 result.first = make_error_code(errc::conflict);
                 break;
             }
