@@ -67,10 +67,12 @@ class semaphore_slot final : public lock_holder {
 public:
     semaphore_slot(client& c, std::string prefix, unsigned limit, unsigned monitor_retries)
         : sem_(c, std::move(prefix), limit,
-               semaphore_options{}.with_monitor_retries(monitor_retries, monitor_retry_wait)) {}
+               semaphore_options{}
+                   .with_monitor_retries(monitor_retries, monitor_retry_wait)
+                   .with_diag(&diag_)) {}
 
     asio::awaitable<error_code> acquire(session& s) override {
-        auto [ec, p] = co_await sem_.async_acquire(s, &diag_, tuple_awaitable);
+        auto [ec, p] = co_await sem_.async_acquire(s, tuple_awaitable);
         if (!ec)
             permit_ = std::move(p);
         co_return ec;
@@ -104,9 +106,9 @@ public:
     }
 
 private:
+    diagnostics diag_; ///< of the last acquire (before sem_, which points at it)
     semaphore sem_;
     permit permit_;
-    diagnostics diag_;
 };
 
 } // namespace

@@ -79,7 +79,7 @@ template <class Body>
 asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem, session& s,
                                                                  Body body) {
     auto acquire = [&sem, s]() mutable {
-        return sem.async_acquire(s, nullptr, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+        return sem.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
     };
     return detail::spawn_hold<detail::body_result_t<Body, permit>>(detail::hold<permit>(
         s, std::move(acquire), std::move(body), "the permit was lost while it was held"));

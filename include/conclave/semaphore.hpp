@@ -38,6 +38,10 @@ struct semaphore_options {
     /// Bound on the cleanup (contender key delete, holder removal) when an acquire fails or
     /// is cancelled.
     std::chrono::milliseconds cleanup_timeout{2000};
+    /// Filled with what a failed acquire says (Consul's text; "semaphore limit conflict
+    /// (lock: X, local: Y)") when not null, for tokens other than with_diagnostics, which
+    /// carries it in the conclave::error it throws. Shared by every acquire of this object.
+    diagnostics* diag = nullptr;
 
     semaphore_options& with_value(std::string v) {
         value = std::move(v);
@@ -51,6 +55,10 @@ struct semaphore_options {
     semaphore_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
         monitor_retries = n;
         monitor_retry_wait = every;
+        return *this;
+    }
+    semaphore_options& with_diag(diagnostics* v) {
+        diag = v;
         return *this;
     }
 };
@@ -135,16 +143,27 @@ public:
     /// How many holders it admits at once.
     std::uint32_t limit() const noexcept;
 
-    /// Waits for a slot. `void(error_code, permit)`. The contender key is deleted on every
-    /// path that does not end with a permit (errors, cancellation). If `diag` is given, a
-    /// limit conflict is described there ("semaphore limit conflict (lock: X, local: Y)").
+    /// Waits for a slot. `void(error_code, permit)`: errc::limit_conflict (the thrown
+    /// error, with the default token, says "semaphore limit conflict (lock: X, local: Y)";
+    /// with another token, semaphore_options::diag does), errc::conflict, the session's
+    /// loss reason, errc::permission_denied, operation_aborted when cancelled. The contender
+    /// key is deleted on every path that does not end with a permit (errors, cancellation).
+    ///
+    /// A session's second acquire waits for its first permit to end: one slot per session,
+    /// as Go's layout has one contender key per session. So one session may serve many
+    /// coroutines: while a permit of this process holds a slot with `s`, another acquire
+    /// with `s` waits for it to be released (which hands it the slot in the release's own
+    /// transaction) or lost, and never gets a second permit of that slot. A slot held by `s`
+    /// with no permit of this process left (a permit dropped without a release) is taken
+    /// over without a write.
     template <class Token = default_token_t>
-    auto async_acquire(session& s, diagnostics* diag = nullptr, Token&& token = {}) {
+    auto async_acquire(session& s, Token&& token = {}) {
         using sig = void(error_code, permit);
-        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state(), diag);
+        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state());
     }
 
-    /// Like async_acquire within one monotonic budget: empty optional = no slot in time.
+    /// Like async_acquire within one monotonic budget: empty optional = no slot in time
+    /// (with `s`'s own permit held here, none comes before it ends).
     template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<permit>);
@@ -162,11 +181,11 @@ public:
 private:
     using state_ptr = std::shared_ptr<detail::semaphore_state>;
     using session_ptr = std::shared_ptr<detail::session_state>;
-    static void acquire_impl(state_ptr, session_ptr, diagnostics*, detail::diagnostics_route*,
+    static void acquire_impl(state_ptr, session_ptr, detail::diagnostics_route*,
                              asio::any_completion_handler<void(error_code, permit)>);
     static void
-        try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds,
-                         asio::any_completion_handler<void(error_code, std::optional<permit>)>);
+    try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds, detail::diagnostics_route*,
+                     asio::any_completion_handler<void(error_code, std::optional<permit>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
 
     state_ptr state_;

@@ -324,7 +324,7 @@ TEST_CASE_METHOD(cluster_fixture,
         permit permit_b;
         asio::steady_timer granted{ioc, 1h};
         auto wait = [&]() -> asio::awaitable<void> {
-            permit_b = co_await wanted.async_acquire(b, nullptr, asio::use_awaitable);
+            permit_b = co_await wanted.async_acquire(b, asio::use_awaitable);
             waiter_granted = steady::now();
             granted.cancel();
         };
@@ -389,7 +389,7 @@ TEST_CASE_METHOD(cluster_fixture,
         permit permit_b;
         change_event changed{ioc.get_executor()};
         auto wait = [&]() -> asio::awaitable<void> {
-            auto [ec, got] = co_await wanted.async_acquire(b, nullptr, tuple_awaitable);
+            auto [ec, got] = co_await wanted.async_acquire(b, tuple_awaitable);
             waiter_error = ec;
             permit_b = std::move(got);
             waiter_done = steady::now();

@@ -315,7 +315,7 @@ TEST_CASE_METHOD(recipes_fixture,
             cancel_after cancel{ioc.get_executor(), delay};
             bool waiter_done = false;
             auto waiter = [&]() -> asio::awaitable<std::tuple<error_code, permit>> {
-                auto r = co_await sem_b.async_acquire(b, nullptr, cancel.bind(awaitable_tuple));
+                auto r = co_await sem_b.async_acquire(b, cancel.bind(awaitable_tuple));
                 waiter_done = true;
                 co_return r;
             };

@@ -80,19 +80,37 @@ TEST_CASE_METHOD(recipes_fixture, "limit disagreement and foreign flags are erro
         auto s = co_await session::async_create(consul, quick());
         co_await consul.async_kv_put(p + "a/.lock", R"({"Limit":3,"Holders":{}})",
                                      kv_put_options{}.with_flags(semaphore_flag_value));
-        semaphore two{consul, p + "a", 2};
         diagnostics diag;
-        auto [ec, none] = co_await two.async_acquire(s, &diag, asio::as_tuple(asio::deferred));
+        semaphore two{consul, p + "a", 2, semaphore_options{}.with_diag(&diag)};
+        auto [ec, none] = co_await two.async_acquire(s, asio::as_tuple(asio::deferred));
         CHECK(ec == errc::limit_conflict);
         CHECK(diag.client_message == "semaphore limit conflict (lock: 3, local: 2)");
         auto contender_a = co_await consul.async_kv_get(p + "a/" + s.id());
         CHECK_FALSE(contender_a.entry);
 
+        // With the default token, the thrown error says it, from async_acquire and from
+        // async_try_acquire alike.
+        semaphore plain{consul, p + "a", 2};
+        auto said = [](auto op) -> asio::awaitable<std::string> {
+            try {
+                co_await std::move(op);
+            } catch (const conclave::error& e) {
+                CHECK(e.code() == errc::limit_conflict);
+                co_return e.what();
+            }
+            co_return "no error";
+        };
+        const auto acquire_text = co_await said(plain.async_acquire(s));
+        CHECK_THAT(acquire_text, contains_text("semaphore limit conflict (lock: 3, local: 2)"));
+        const auto try_text = co_await said(plain.async_try_acquire(s, 1s));
+        CHECK_THAT(try_text, contains_text("semaphore limit conflict (lock: 3, local: 2)"));
+        auto contender_after = co_await consul.async_kv_get(p + "a/" + s.id());
+        CHECK_FALSE(contender_after.entry);
+
         co_await consul.async_kv_put(p + "b/.lock", "",
                                      kv_put_options{}.with_flags(lock_flag_value));
         semaphore on_lock{consul, p + "b", 2};
-        auto [ec2, none2] =
-            co_await on_lock.async_acquire(s, nullptr, asio::as_tuple(asio::deferred));
+        auto [ec2, none2] = co_await on_lock.async_acquire(s, asio::as_tuple(asio::deferred));
         CHECK(ec2 == errc::conflict);
         auto contender_b = co_await consul.async_kv_get(p + "b/" + s.id());
         CHECK_FALSE(contender_b.entry);
@@ -150,7 +168,7 @@ TEST_CASE_METHOD(recipes_fixture, "cancelled or timed-out waiters leave no conte
         CHECK_FALSE(none);
         auto after_timeout = co_await consul.async_kv_get(p + "one/" + b.id());
         CHECK_FALSE(after_timeout.entry);
-        auto outcome = co_await (sem.async_acquire(b, nullptr, awaitable_tuple) || sleep(200ms));
+        auto outcome = co_await (sem.async_acquire(b, awaitable_tuple) || sleep(200ms));
         CHECK(outcome.index() == 1);
         auto after_cancel = co_await consul.async_kv_get(p + "one/" + b.id());
         CHECK_FALSE(after_cancel.entry);
@@ -173,7 +191,7 @@ TEST_CASE_METHOD(recipes_fixture,
             auto s = co_await session::async_create(consul, quick());
             semaphore sem{consul, p + "c" + std::to_string(delay.count()), 1};
             cancel_after cancel{ioc.get_executor(), delay};
-            auto [ec, got] = co_await sem.async_acquire(s, nullptr, cancel.bind(awaitable_tuple));
+            auto [ec, got] = co_await sem.async_acquire(s, cancel.bind(awaitable_tuple));
             cancel.disarm();
             if (!ec) {
                 // It completed before the cancellation: a real permit.
@@ -252,9 +270,9 @@ TEST_CASE_METHOD(recipes_fixture,
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(5s));
         co_await consul.async_session_destroy(s.id()); // behind the session object's back
-        semaphore sem{consul, p + "jobs", 2};
         diagnostics diag;
-        auto [ec, got] = co_await sem.async_acquire(s, &diag, awaitable_tuple);
+        semaphore sem{consul, p + "jobs", 2, semaphore_options{}.with_diag(&diag)};
+        auto [ec, got] = co_await sem.async_acquire(s, awaitable_tuple);
         CHECK(ec == errc::session_invalidated); // Consul's 500 "invalid session", not retried
         CHECK_FALSE(got.valid());
         CHECK(diag.server_message.find("invalid session") != std::string::npos);

@@ -65,10 +65,11 @@ struct queue_place {
 
 // Waits until something this waiter may act on changes: its own notifier (reaching the
 // front, handed a slot), the hub's state when at the front (or when a transaction of
-// unknown outcome may have added it), the session, or `until`.
+// unknown outcome may have added it, or its session's permit was dropped), the session, or
+// `until`.
 asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s,
                                       clock::time_point until) {
-    if (place.at_front() || place.me->was_handed)
+    if (place.at_front() || place.me->was_handed || place.me->recheck)
         co_await detail::notifier::wait_any(until, place.me->wake, place.hub.changed, s.changed);
     else
         co_await detail::notifier::wait_any(until, place.me->wake, s.changed);
@@ -83,8 +84,10 @@ bool holds_slot(const semaphore_state& sem, const semaphore_hub& hub, const std:
 permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
                    std::uint64_t lock_modify_index) {
     fencing_token t{sem->lock_key, s->id, 0, lock_modify_index};
-    return detail::permit_factory::make(
-        std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t)));
+    auto& hub = *sem->hub;
+    auto state = std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t));
+    hub.local_permits[state->token.session] = state;
+    return detail::permit_factory::make(std::move(state));
 }
 
 asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> sem,
@@ -173,14 +176,22 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         return until;
     };
     try {
-        contender_sent = true;
-        auto pec = co_await enter_contenders(*sem, *s, deadline, diag);
-        if (pec) {
-            if (!detail::past(deadline))
-                result.first = pec;
-        } else {
-            me.enqueued = true;
-            hub.poke(); // a local release may hand us its slot from now on
+        // A cleanup deleting our session's contender key (a release, an acquire giving up)
+        // could delete it after we wrote it: wait for it to end.
+        while (hub.clearing.count(s->id) && !detail::past(deadline) && !s->check(clock::now()))
+            co_await detail::notifier::wait_any(wake_by(), hub.changed, s->changed);
+        if (s->check(clock::now())) {
+            result.first = s->lost;
+        } else if (!hub.clearing.count(s->id)) {
+            contender_sent = true;
+            auto pec = co_await enter_contenders(*sem, *s, deadline, diag);
+            if (pec) {
+                if (!detail::past(deadline))
+                    result.first = pec;
+            } else {
+                me.enqueued = true;
+                hub.poke(); // a local release may hand us its slot from now on
+            }
         }
         while (me.enqueued) {
             if (me.state == phase::granted) {
@@ -204,11 +215,22 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 break; // not acquired in time: empty result
             const bool settled =
                 me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
-            if (settled && me.was_handed && holds_slot(*sem, hub, s->id)) {
-                // A transaction whose outcome we could not know added us after all. (Not
-                // only at the front: a waiter behind it could hold the slot it waits for.)
-                result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
-                break;
+            if (settled && (me.was_handed || me.recheck)) {
+                // A transaction whose outcome we could not know may have added us after all,
+                // or our session's permit was dropped: a slot our session holds with no
+                // permit of ours left is this acquire's, without a write. (Not only at the
+                // front: a waiter behind it could hold the slot it waits for.)
+                me.recheck = false;
+                if (holds_slot(*sem, hub, s->id)) {
+                    if (!hub.slot_busy(s->id)) {
+                        if (!me.was_handed)
+                            how = acquire_outcome::already_held;
+                        result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+                        break;
+                    }
+                    if (hub.held_here_by(s->id))
+                        me.was_handed = false; // that slot is the permit's, not ours to leave
+                }
             }
             // Pending local releases go first: they hand their slots to the front anyway.
             const bool my_turn = settled && place.at_front() && hub.releases.empty();
@@ -224,12 +246,21 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 result.first = r.ec;
                 break;
             }
-            if (r.record.holders.count(s->id)) {
-                // Already a holder (an earlier attempt of ours, or a handoff, was applied).
+            const bool listed = r.record.holders.count(s->id) > 0;
+            if (listed && !hub.slot_busy(s->id)) {
+                // Already a holder with no permit of ours left (an earlier attempt of ours
+                // was applied, or a permit of this session was dropped unreleased): taken
+                // over without a write.
                 how = acquire_outcome::already_held;
                 result.second = make_permit(sem, s, r.lock_modify_index);
                 break;
             }
+            // One slot per session: while a local permit (or a grant under way) of our
+            // session holds its slot, or a cleanup takes the session out, we wait for that to
+            // end. Its release hands the slot to us, or its end wakes us. The waiters behind
+            // us may take free slots meanwhile. (A permit of ours whose session is not listed
+            // was lost: we take a slot, and it is marked so.)
+            const bool take = !listed && !hub.clearing.count(s->id);
             if (r.record.holders.size() >= sem->limit) {
                 looked = true;
                 // Full: the hub's query tells us when it changes.
@@ -239,8 +270,16 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
 
             // Free slots: us, and as many queued local waiters as fit, in one CAS.
             const std::size_t free = sem->limit - r.record.holders.size();
-            auto members = detail::next_in_line(hub, sem->limit, r.record, s->id, free - 1);
-            std::vector<std::string> added{s->id};
+            auto members =
+                detail::next_in_line(hub, sem->limit, r.record, s->id, take ? free - 1 : free);
+            if (!take && members.empty()) {
+                looked = true;
+                co_await wait_for_change(place, *s, wake_by());
+                continue;
+            }
+            std::vector<std::string> added;
+            if (take)
+                added.push_back(s->id);
             for (const auto& w : members)
                 added.push_back(w->session->id);
             r.record.holders.insert(added.begin(), added.end());
@@ -251,7 +290,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             {
                 handoff_batch batch{sem->hub, std::move(members), sem->limit,
                                     sem->opts.cleanup_timeout};
-                maybe_holder = true;
+                maybe_holder = take;
                 auto attempt_deadline = deadline;
                 if (deadline)
                     attempt_deadline =
@@ -287,6 +326,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             backoff.reset();
             if (t.committed && !t.results.empty()) {
                 hub.saw_write(t.results.back(), added, "");
+                if (!take)
+                    continue; // the waiters behind us have their slots; we still wait
+                if (auto lost = hub.permit_here(s->id))
+                    lost->mark_lost(make_error_code(errc::lock_lost));
                 result.second = make_permit(sem, s, t.results.back().modify_index);
                 break;
             }
@@ -318,8 +361,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             maybe_holder = true;
         if (maybe_holder)
             co_await detail::leave_holders(sem->hub, sem->limit, s->id, until);
-        if (contender_sent)
+        // The contender key is also that of every local acquire with our session: left to
+        // its permit, or to a waiter of our session.
+        if (contender_sent && !hub.held_here_by(s->id) && !hub.waits_here(s->id)) {
+            const detail::clearing_scope clearing{hub, s->id};
             co_await delete_contender(sem, s->id, until);
+        }
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
@@ -367,8 +414,8 @@ acquire(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s, 
 
 asio::awaitable<acquire_result> try_acquire(std::shared_ptr<semaphore_state> sem,
                                             std::shared_ptr<session_state> s,
-                                            std::chrono::milliseconds budget) {
-    co_return co_await acquire_loop(std::move(sem), std::move(s), clock::now() + budget, nullptr);
+                                            clock::time_point deadline, diagnostics* diag) {
+    co_return co_await acquire_loop(std::move(sem), std::move(s), deadline, diag);
 }
 
 template <class State>
@@ -435,21 +482,23 @@ std::uint32_t semaphore::limit() const noexcept {
     return state_->limit;
 }
 
-void semaphore::acquire_impl(state_ptr sem, session_ptr s, diagnostics* diag,
-                             detail::diagnostics_route* route,
+void semaphore::acquire_impl(state_ptr sem, session_ptr s, detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
     require(s, "semaphore acquire with an empty conclave::session");
-    diag = detail::diagnostics_route::target(route, diag);
+    auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
     auto ex = sem->consul.get_executor();
     detail::spawn_op(ex, acquire(std::move(sem), std::move(s), diag), std::move(h));
 }
 
 void semaphore::try_acquire_impl(
     state_ptr sem, session_ptr s, std::chrono::milliseconds budget,
+    detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<permit>)> h) {
     require(s, "semaphore acquire with an empty conclave::session");
+    const auto deadline = clock::now() + budget;
+    auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
     auto ex = sem->consul.get_executor();
-    detail::spawn_op(ex, try_acquire(std::move(sem), std::move(s), budget), std::move(h));
+    detail::spawn_op(ex, try_acquire(std::move(sem), std::move(s), deadline, diag), std::move(h));
 }
 
 void semaphore::destroy_impl(state_ptr sem, asio::any_completion_handler<void(error_code)> h) {

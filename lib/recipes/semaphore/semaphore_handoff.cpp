@@ -17,6 +17,10 @@ using phase = semaphore_waiter::phase;
 
 asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_hub> hub, std::uint32_t limit,
                                           std::string session, clock::time_point deadline) {
+    if (hub->held_here_by(session) || hub->granting_here(session))
+        co_return error_code{};
+    // No acquire of this session takes a slot meanwhile: this could take it out again.
+    const clearing_scope clearing{*hub, session};
     cas_race_backoff race;
     while (clock::now() < deadline) {
         auto op = hub->consul.async_kv_get(hub->lock_key, query_options{}, asio::deferred);
@@ -102,14 +106,16 @@ void handoff_batch::undo_in_background(const semaphore_waiter& w) {
 
 handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limit,
                                     const semaphore_record& record, const std::string& skip_session,
-                                    std::size_t slots) {
+                                    std::size_t slots, const std::string& ending) {
     handoff_batch::waiters out;
     const auto now = clock::now();
     for (const auto& w : hub.queue) {
         if (out.size() >= slots)
             break;
-        if (w->limit != limit || !w->can_be_handed(now) || w->session->id == skip_session ||
-            record.holders.count(w->session->id))
+        const auto& id = w->session->id;
+        if (w->limit != limit || !w->can_be_handed(now) || id == skip_session ||
+            record.holders.count(id) || hub.clearing.count(id) ||
+            (id != ending && hub.held_here_by(id)))
             continue;
         const bool duplicate = std::any_of(out.begin(), out.end(), [&](const auto& o) {
             return o->session->id == w->session->id;

@@ -15,7 +15,9 @@
 namespace conclave::detail {
 
 /// Takes `session` out of `.lock`'s holders (GET, then CAS, retried after lost races with
-/// a jittered pause). Bounded by `deadline`; harmless when it is not a holder.
+/// a jittered pause). Bounded by `deadline`; harmless when it is not a holder. Nothing is
+/// done while the slot of `session` is a local permit's, or is being granted here: it is
+/// theirs, not the leaving acquire's.
 asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_hub> hub, std::uint32_t limit,
                                           std::string session,
                                           std::chrono::steady_clock::time_point deadline);
@@ -55,10 +57,14 @@ private:
 };
 
 /// Local waiters that may join a transaction on `.lock`, in arrival order, at most
-/// `slots`: contender key written, waiting, same limit, not `skip_session`, and not
-/// already in `record`.
+/// `slots`: contender key written, waiting, same limit, not `skip_session` (the session the
+/// transaction adds for itself), not already in `record`, one per session, and none of a
+/// session with a live local permit or being cleared (semaphore_hub::slot_busy): adding a
+/// session that holds a slot changes nothing, so two acquires would share that slot.
+/// `ending`: the session whose permit this transaction releases; its waiters may take
+/// its slot (one after the other).
 handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limit,
                                     const semaphore_record& record, const std::string& skip_session,
-                                    std::size_t slots);
+                                    std::size_t slots, const std::string& ending = {});
 
 } // namespace conclave::detail

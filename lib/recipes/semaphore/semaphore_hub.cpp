@@ -65,6 +65,52 @@ void semaphore_hub::saw_write(const kv_entry& lock, const std::vector<std::strin
     poke();
 }
 
+std::shared_ptr<grant_state> semaphore_hub::permit_here(const std::string& session) const {
+    const auto it = local_permits.find(session);
+    if (it == local_permits.end())
+        return nullptr;
+    auto p = it->second.lock();
+    return p && !p->released && !p->lost ? p : nullptr;
+}
+
+bool semaphore_hub::granting_here(const std::string& session) const {
+    return std::any_of(queue.begin(), queue.end(), [&](const auto& w) {
+        return w->state != semaphore_waiter::phase::waiting && w->session->id == session;
+    });
+}
+
+bool semaphore_hub::waits_here(const std::string& session) const {
+    return std::any_of(queue.begin(), queue.end(),
+                       [&](const auto& w) { return w->session->id == session; });
+}
+
+void semaphore_hub::permit_dropped(const std::string& session) {
+    // (Waiters away from the front sleep on their own notifiers: poke() wakes the front.)
+    for (const auto& w : queue) {
+        if (w->session->id == session) {
+            w->recheck = true;
+            w->wake.notify_all();
+        }
+    }
+    poke();
+}
+
+clearing_scope::clearing_scope(semaphore_hub& hub, std::string session)
+    : hub_(hub)
+    , session_(std::move(session)) {
+    if (!session_.empty())
+        ++hub_.clearing[session_];
+}
+
+clearing_scope::~clearing_scope() {
+    if (session_.empty())
+        return;
+    const auto it = hub_.clearing.find(session_);
+    if (--it->second == 0)
+        hub_.clearing.erase(it);
+    hub_.poke();
+}
+
 asio::awaitable<error_code> semaphore_hub::read_once(query_options q,
                                                      asio::cancellation_slot stop) {
     auto token = asio::bind_cancellation_slot(stop, asio::as_tuple(asio::use_awaitable));

@@ -10,6 +10,7 @@
 // release hands its slot to the next local waiter inside the releasing transaction.
 #pragma once
 
+#include "recipes/common/grant.hpp"
 #include "recipes/common/notifier.hpp"
 #include "recipes/common/shared_query.hpp"
 #include "recipes/session/session_state.hpp"
@@ -18,6 +19,7 @@
 #include <conclave/consul/kv.hpp>
 
 #include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,9 @@ struct semaphore_waiter {
     bool orphaned = false;
     phase state = phase::waiting;
     std::uint64_t granted_index = 0;
+    /// Its session's permit ended without a release (its last handle dropped): the slot the
+    /// session still holds may be taken over, even away from the front.
+    bool recheck = false;
     /// Wakes this waiter alone (reaching the front, handed a slot).
     notifier wake;
 
@@ -84,6 +89,40 @@ public:
     void saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
                    const std::string& deleted_contender);
 
+    // ---- one slot per session ---------------------------------------------------------
+    // Go's layout has one contender key and one holder entry per session: a session holds
+    // one slot, however many local acquires use it. Two permits of one session would
+    // both "hold" that slot, and the first release would free it under the second. So a
+    // session's second acquire waits for its first permit to end, and the cleanups that
+    // take a session out (its holder entry, its contender key) leave alone what another
+    // local acquire of that session still uses.
+
+    /// The latest permit of this process per session (an entry goes with its permit).
+    std::map<std::string, std::weak_ptr<grant_state>> local_permits;
+    /// The permit of this process holding a slot with `session` (neither released nor
+    /// lost, a handle left), or null.
+    std::shared_ptr<grant_state> permit_here(const std::string& session) const;
+    bool held_here_by(const std::string& session) const { return permit_here(session) != nullptr; }
+    /// A queued waiter of `session` is being added to the holders, or was just added (its
+    /// permit not made yet).
+    bool granting_here(const std::string& session) const;
+    /// A queued waiter uses `session` (its contender key is the session's).
+    bool waits_here(const std::string& session) const;
+    /// Whether this process has, or is getting, the slot of `session`, or is taking the
+    /// session out: an acquire with it must not take a slot now.
+    bool slot_busy(const std::string& session) const {
+        return held_here_by(session) || clearing.count(session) > 0 || granting_here(session);
+    }
+    /// A permit of `session` ended without a release (its last handle dropped): its waiters
+    /// may take the slot over.
+    void permit_dropped(const std::string& session);
+
+    /// Sessions a local cleanup (a release, an acquire giving up) is taking out of the
+    /// holders or whose contender key it deletes, with how many cleanups do. Meanwhile no
+    /// acquire with such a session writes its contender key (the delete could land after
+    /// it) or takes a slot (the cleanup could remove it).
+    std::map<std::string, unsigned> clearing;
+
     // ---- the queue of local waiters -------------------------------------------------
     std::list<std::shared_ptr<semaphore_waiter>> queue;
     /// CAS transactions of ours on `.lock` in flight: their outcome will change `.lock`, so
@@ -111,6 +150,20 @@ private:
     void query_stopped() override { mark_unknown(); }
 
     std::vector<kv_entry> entries_;
+};
+
+/// Marks `session` as being cleared (semaphore_hub::clearing) for its lifetime, and wakes
+/// the hub when it ends. An empty session marks nothing.
+class clearing_scope {
+public:
+    clearing_scope(semaphore_hub& hub, std::string session);
+    ~clearing_scope();
+    clearing_scope(const clearing_scope&) = delete;
+    clearing_scope& operator=(const clearing_scope&) = delete;
+
+private:
+    semaphore_hub& hub_;
+    std::string session_;
 };
 
 } // namespace conclave::detail

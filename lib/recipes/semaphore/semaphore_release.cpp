@@ -5,6 +5,7 @@
 #include "recipes/semaphore/semaphore_handoff.hpp"
 #include "recipes/semaphore/semaphore_release.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
 
 namespace conclave::detail {
@@ -44,6 +45,23 @@ struct release_turn {
     bool now() const { return hub.releases.begin() == it && hub.attempts_in_flight == 0; }
 };
 
+// Deletes `session`'s contender key once no local acquire uses it any more. A release keeps
+// the key for a waiter of its session; a waiter that leaves while a permit of its session
+// lives leaves the key to that permit: when the waiter left during the release, nobody
+// else deletes it.
+asio::awaitable<void> delete_unused_contender(semaphore_state& sem, const std::string& session,
+                                              clock::time_point until) {
+    auto& hub = *sem.hub;
+    if (hub.waits_here(session) || hub.held_here_by(session))
+        co_return;
+    const clearing_scope clearing{hub, session};
+    auto [ec, deleted] = co_await sem.consul.async_kv_delete(
+        sem.contender_key(session), kv_delete_options{}.with_timeout(time_left(until)),
+        asio::as_tuple(asio::deferred));
+    (void)ec; // (a key left behind ends with its session)
+    (void)deleted;
+}
+
 } // namespace
 
 asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
@@ -63,6 +81,13 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         auto [ec, lock] = co_await current_lock(*hub, may_use_hub, until);
         if (ec)
             co_return ec;
+        if (const auto later = hub->permit_here(me); later && later != P) {
+            // This permit was lost, and a later one of its session holds the slot now (taken
+            // over, or won again): that slot is not this release's to give up.
+            P->mark_lost(make_error_code(errc::lock_lost));
+            P->mark_released();
+            co_return error_code{};
+        }
         std::optional<semaphore_record> record;
         if (lock && lock->flags == semaphore_flag_value)
             record = semaphore_record::decode(lock->value, sem.limit);
@@ -71,17 +96,28 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         std::vector<txn_op> ops;
         handoff_batch::waiters next;
         if (listed) {
-            // Our slot goes to the next local waiter, unless the limit is not ours.
+            // Our slot goes to the next local waiter, unless the limit is not ours. That may
+            // be another acquire of our session: it then holds the slot after us.
             if (record->limit == static_cast<std::int64_t>(sem.limit))
-                next = next_in_line(*hub, sem.limit, *record, me, 1);
+                next = next_in_line(*hub, sem.limit, *record, "", 1, me);
             for (const auto& w : next)
                 record->holders.insert(w->session->id);
             ops.push_back(txn_op::cas(sem.lock_key, record->encode(), lock->modify_index,
                                       semaphore_flag_value));
         }
-        ops.push_back(txn_op::remove(contender));
+        // Our contender key is the contender key of every local acquire with our session:
+        // kept while one waits (the next holder of our slot, or a waiter in the queue).
+        const bool keep_contender = hub->waits_here(me);
+        if (!keep_contender)
+            ops.push_back(txn_op::remove(contender));
         if (listed)
             ops.push_back(txn_op::get(sem.lock_key)); // the new holder's fencing index
+        if (ops.empty()) {
+            // Not a holder any more, and the contender key is a waiter's: nothing to write.
+            P->mark_lost(make_error_code(errc::lock_lost));
+            P->mark_released();
+            co_return error_code{};
+        }
         std::vector<std::string> added;
         for (const auto& w : next)
             added.push_back(w->session->id);
@@ -89,6 +125,9 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         std::pair<error_code, txn_result> outcome;
         {
             handoff_batch batch{hub, std::move(next), sem.limit, sem.opts.cleanup_timeout};
+            // A waiter of our session arriving meanwhile writes its contender key after
+            // our delete, not before it.
+            const clearing_scope clearing{*hub, keep_contender ? std::string{} : me};
             outcome = co_await txn_call(sem.consul, std::move(ops), until);
             auto& [tec, t] = outcome;
             if (!tec && t.committed && listed && !t.results.empty())
@@ -109,11 +148,13 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
             continue;
         }
         if (listed && !t.results.empty())
-            hub->saw_write(t.results.back(), added, contender);
+            hub->saw_write(t.results.back(), added, keep_contender ? std::string{} : contender);
         if (!listed) // not a holder any more: it was lost before this release (reported so)
             P->mark_lost(make_error_code(errc::lock_lost));
         P->mark_released();
         P->mark_lost(make_error_code(errc::lock_lost));
+        if (keep_contender)
+            co_await delete_unused_contender(sem, me, until);
         co_return error_code{};
     }
     co_return make_error_code(errc::timeout);

@@ -44,6 +44,16 @@ struct permit_state : grant_state {
         , sem(std::move(sem_)) {
         kind = hold_kind::semaphore;
     }
+    ~permit_state() {
+        auto& hub = *sem->hub;
+        const auto it = hub.local_permits.find(token.session);
+        if (it != hub.local_permits.end() && it->second.expired())
+            hub.local_permits.erase(it); // (not when a later permit of the session took it)
+        // Dropped while held: an acquire with the same session waiting for this permit to
+        // end may now take its slot over.
+        if (!released && !lost)
+            hub.permit_dropped(token.session);
+    }
     std::shared_ptr<semaphore_state> sem;
 };
 
