@@ -67,16 +67,12 @@ struct diagnostics {
     unsigned http_status = 0;   ///< 0 when no HTTP response was received
     std::string server_message; ///< Consul's response body (plain text error)
     std::string client_message; ///< conclave's own description
-    /// errc::task_failed: what the user's task threw. With the default completion token
-    /// (with_diagnostics) this exception is the one thrown, not a conclave::error.
-    std::exception_ptr cause;
 
     /// Empties every field.
     void clear() {
         http_status = 0;
         server_message.clear();
         client_message.clear();
-        cause = nullptr;
     }
 };
 

@@ -52,6 +52,9 @@ namespace detail {
 struct diagnostics_route {
     diagnostics own;
     const diagnostics* from = &own;
+    /// What a user's task run by the operation threw (errc::task_failed): thrown instead
+    /// of a conclave::error.
+    std::exception_ptr cause;
 
     /// The object an operation should fill, given the caller's (possibly null): the
     /// caller's when there is one, else the route's own. Without a route (a token other
@@ -78,8 +81,8 @@ struct diagnosing_handler {
     template <class... Ts>
     void operator()(error_code ec, Ts&&... values) {
         std::exception_ptr e;
-        if (ec && route->from->cause) // a user task's own exception
-            e = route->from->cause;
+        if (ec && route->cause) // a user task's own exception
+            e = route->cause;
         else if (ec)
             e = std::make_exception_ptr(conclave::error(ec, *route->from));
         route.reset();

@@ -162,7 +162,7 @@ std::string_view end_cause(bool cancelled, const std::exception_ptr& failure,
 }
 
 asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, leader_task task,
-                                diagnostics* diag) {
+                                diagnostics* diag, detail::diagnostics_route* route) {
     if (E->running || E->campaign_busy())
         co_return make_error_code(errc::invalid_argument); // one campaign per elector
     E->running = true;
@@ -229,10 +229,10 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             co_return make_error_code(asio::error::operation_aborted);
         if (failure) {
             // With the default token, the task's own exception is what the caller gets.
-            if (diag) {
+            if (diag)
                 diag->client_message = "the leader task threw";
-                diag->cause = failure;
-            }
+            if (route)
+                route->cause = failure;
             co_return make_error_code(errc::task_failed);
         }
         if (ended_by == 2)
@@ -256,7 +256,8 @@ asio::awaitable<bool> pause_for(std::chrono::milliseconds d) {
 // async_run with a session of its own: creates one, renews it beside run(), destroys it
 // after run() ended, and starts over with a new session when it was lost.
 asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, session_config cfg,
-                                              leader_task task, diagnostics* diag) {
+                                              leader_task task, diagnostics* diag,
+                                              detail::diagnostics_route* route) {
     co_await asio::this_coro::throw_if_cancelled(false);
     const auto cancelled = []() -> asio::awaitable<bool> {
         auto state = co_await asio::this_coro::cancellation_state;
@@ -283,7 +284,7 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
             };
             auto campaign_then_destroy = [&]() -> asio::awaitable<void> {
                 co_await asio::this_coro::throw_if_cancelled(false);
-                ended = co_await run(E, s, task, diag);
+                ended = co_await run(E, s, task, diag, route);
                 co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
                 auto [destroy_ec] = co_await s.async_destroy(tuple_awaitable);
                 if (destroy_ec) // (the cancelled run retries it in the background)
@@ -385,7 +386,8 @@ void elector::run_impl(state_ptr E, session s, leader_task task, detail::diagnos
                                           "elector::async_run needs a session and a task");
     auto ex = E->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task), diag), std::move(h));
+    detail::spawn_op(ex, run(std::move(E), std::move(s), std::move(task), diag, route),
+                     std::move(h));
 }
 
 void elector::run_own_sessions_impl(state_ptr E, session_config cfg, leader_task task,
@@ -396,7 +398,8 @@ void elector::run_own_sessions_impl(state_ptr E, session_config cfg, leader_task
                                           "elector::async_run needs a task");
     auto ex = E->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, run_with_sessions(std::move(E), std::move(cfg), std::move(task), diag),
+    detail::spawn_op(ex,
+                     run_with_sessions(std::move(E), std::move(cfg), std::move(task), diag, route),
                      std::move(h));
 }
 
