@@ -65,7 +65,8 @@ Options:
                            the leadership after conclave stops renewing it.
   -lock-delay=<duration>   Lock-delay of the session (default 15s): after a leader's
                            session is lost, nobody is elected for this long, while the
-                           deposed leader stops its command. Keep it above 5s.
+                           deposed leader stops its command. Keep it above 5s. Consul
+                           applies at most 60s; 0 disables it.
   -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
                            runs the arguments directly (PATH lookup).
@@ -92,7 +93,7 @@ std::string default_value() {
 
 int elect_command(args a) {
     elect_settings cfg;
-    std::chrono::nanoseconds lock_delay{15'000'000'000};
+    std::chrono::nanoseconds lock_delay{default_lock_delay};
     std::chrono::nanoseconds ttl{default_session_ttl};
     bool leader_only = false;
     http_flags http;
@@ -131,8 +132,8 @@ int elect_command(args a) {
         std::fputs("Key and child command must be specified\n", stderr);
         return exit_code::error;
     }
-    if (lock_delay.count() < 0) {
-        std::fputs("Lock delay must not be negative\n", stderr);
+    if (const auto bad = check_lock_delay(lock_delay); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
         return exit_code::error;
     }
     if (const auto bad = check_session_ttl(ttl); !bad.empty()) {

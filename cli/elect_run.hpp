@@ -23,7 +23,7 @@ struct elect_settings {
     std::vector<std::string> command; ///< the child's arguments as given
     std::string value;                ///< published in the key while leading (-name)
     std::string session_name;
-    std::chrono::milliseconds lock_delay{15000};
+    std::chrono::milliseconds lock_delay{default_lock_delay};
     std::chrono::milliseconds ttl{default_session_ttl}; ///< the session's (-ttl)
     std::int64_t max_restarts = -1; ///< failures in a row restarted; < 0: no limit
     bool shell = true;

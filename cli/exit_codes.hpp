@@ -5,8 +5,8 @@
 namespace conclave::cli::exit_code {
 
 inline constexpr int ok = 0;
-/// Bad arguments, Consul unreachable, acquire failed or timed out, cleanup failed, or a
-/// missing key (`kv get`): the same status `consul lock` / `consul kv` use.
+/// Bad arguments, Consul unreachable, acquire failed, cleanup failed, or a missing key
+/// (`kv get`): the same status `consul lock` / `consul kv` use.
 inline constexpr int error = 1;
 /// `lock -child-exit-code`: the child exited non-zero or was killed (as `consul lock`).
 inline constexpr int child_failed = 2;
@@ -21,6 +21,10 @@ inline constexpr int lock_lost = 3;
 /// restarts); conclave gave up, released the key and cleaned up. Also when that cleanup
 /// failed (it is reported on stderr): a supervisor waiting for it must see it.
 inline constexpr int restarts_exhausted = 4;
+/// `lock -timeout`: the lock (or a semaphore slot) was not free within the timeout, and
+/// the cleanup after it succeeded (so Consul answered): someone else holds it. A script can
+/// tell that from Consul being unreachable (1); `consul lock` exits 1 for both.
+inline constexpr int timed_out = 5;
 /// `lock`, `elect`: conclave got SIGINT/SIGTERM, forwarded it and cleaned up: 128 + the
 /// signal.
 inline constexpr int interrupted_base = 128;

@@ -100,17 +100,29 @@ asio::awaitable<int> do_get(client& consul, get_request r) {
 asio::awaitable<int> do_put(client& consul, std::string key, std::string value, kv_put_options o) {
     diagnostics d;
     o.with_diag(&d);
+    const bool acquire = !o.acquire.empty(), release = !o.release.empty();
     auto [ec, written] = co_await consul.async_kv_put(key, std::move(value), o, tuple_awaitable);
     if (ec) {
         std::fprintf(stderr, "Error! Failed writing data: %s\n",
                      consul_error(ec, d, consul).c_str());
         co_return exit_code::error;
     }
+    // consul kv put's texts.
     if (!written) {
-        std::fprintf(stderr, "Error! Did not write to %s: CAS failed\n", key.c_str());
+        if (acquire)
+            std::fputs("Error! Did not acquire lock\n", stderr);
+        else if (release)
+            std::fputs("Error! Did not release lock\n", stderr);
+        else
+            std::fprintf(stderr, "Error! Did not write to %s: CAS failed\n", key.c_str());
         co_return exit_code::error;
     }
-    std::printf("Success! Data written to: %s\n", key.c_str());
+    if (acquire)
+        std::printf("Success! Lock acquired on: %s\n", key.c_str());
+    else if (release)
+        std::printf("Success! Lock released on: %s\n", key.c_str());
+    else
+        std::printf("Success! Data written to: %s\n", key.c_str());
     co_return exit_code::ok;
 }
 
@@ -162,11 +174,15 @@ int get_command(args a) {
 int put_command(args a) {
     kv_common c;
     std::uint64_t flags_value = 0, modify_index = 0;
-    bool cas = false, base64 = false;
+    bool cas = false, base64 = false, acquire = false, release = false;
+    std::string session;
     c.flags.add_uint("flags", &flags_value);
     c.flags.add_bool("base64", &base64);
     c.flags.add_bool("cas", &cas);
     c.flags.add_uint("modify-index", &modify_index);
+    c.flags.add_string("session", &session);
+    c.flags.add_bool("acquire", &acquire);
+    c.flags.add_bool("release", &release);
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
         return *code;
@@ -175,8 +191,14 @@ int put_command(args a) {
     if (rest.size() > 2)
         return kv_usage_error("Too many arguments (expected 1 or 2, got " +
                               std::to_string(rest.size()) + ")");
+    if ((acquire || release) && session.empty())
+        return kv_usage_error("Error! Missing -session (required with -acquire and -release)");
     if (cas && !c.flags.was_set("modify-index"))
         return kv_usage_error("Must specify -modify-index with -cas!");
+    // Consul refuses them together; consul kv put would do the first of -cas, -acquire,
+    // -release and ignore the others.
+    if (int(cas) + int(acquire) + int(release) > 1)
+        return kv_usage_error("Cannot specify more than one of -cas, -acquire and -release!");
     std::string value = rest.size() == 2 ? std::string(rest[1]) : std::string();
     if (value == "-") {
         std::stringstream ss;
@@ -211,6 +233,11 @@ int put_command(args a) {
     auto o = kv_put_options{}.with_flags(flags_value);
     if (cas)
         o.with_cas(modify_index);
+    // -session alone writes no session, as in consul kv put: a plain write keeps the key's.
+    if (acquire)
+        o.with_acquire(session);
+    if (release)
+        o.with_release(session);
     std::string key(rest[0]);
     return with_client(c, [&](client& consul) { return do_put(consul, key, value, o); });
 }

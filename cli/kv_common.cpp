@@ -7,7 +7,8 @@ const char* const kv_usage =
     R"(Usage: conclave kv <subcommand> [options] <key or prefix> [<value>]
 
   Reads and writes Consul's KV store. Exit status: 0 done, 1 bad arguments, a
-  missing key (get), a failed check-and-set, or a failure to reach Consul.
+  missing key (get), a failed check-and-set, acquire or release (put), or a failure
+  to reach Consul.
 
 Subcommands:
 
@@ -17,9 +18,13 @@ Subcommands:
       -separator="" lists every key). -detailed: every field of each entry.
       -base64: values base64-encoded. -stale: any server may answer (maybe stale).
   put [-flags=<uint>] [-cas -modify-index=<n>] [-base64] <key> [<value>]
+  put -acquire|-release -session=<id> [-flags=<uint>] [-base64] <key> [<value>]
       Writes the value: the argument, "-" for stdin, "@path" for a file's contents,
       nothing for an empty value; -base64: given base64-encoded. -cas writes only if
-      the key's ModifyIndex is <n> (0: only if it does not exist).
+      the key's ModifyIndex is <n> (0: only if it does not exist). -acquire locks the
+      key for the session and writes the value, unless another session holds it;
+      -release unlocks it and writes the value, if the session holds it. Either
+      failing is "Error! Did not acquire lock" / "Error! Did not release lock", exit 1.
   delete [-recurse] [-cas -modify-index=<n>] <key or prefix>
       Deletes the key (or every key under the prefix); -cas only at that ModifyIndex.
   export [-stale] [<prefix>]

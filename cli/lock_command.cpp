@@ -38,20 +38,25 @@ constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <c
   then releases the lock and exits 128+signal. No session or key is left behind.
 
 Exit status: 0 done (the command's own status is ignored unless -child-exit-code),
-1 bad arguments or a failure to reach Consul, acquire (also -timeout) or clean up,
-2 the command failed (with -child-exit-code), 3 the lock was lost, 130/143 interrupted.
+1 bad arguments or a failure to reach Consul, acquire or clean up, 2 the command
+failed (with -child-exit-code), 3 the lock was lost, 5 the lock was not free within
+-timeout (someone else holds it; `consul lock` exits 1), 130/143 interrupted.
 
 Options:
 
   -n=<int>                 Holders allowed at once. 1 (default) is a lock, more a
                            semaphore; every contender must use the same number.
-  -timeout=<duration>      Longest wait to acquire ("10s", "1m"). 0 (default) waits
-                           forever. -try is a deprecated alias.
+  -timeout=<duration>      Longest wait to acquire ("10s", "1m"), then exit 5. 0
+                           (default) waits forever. -try is a deprecated alias.
   -monitor-retry=<int>     Failed reads (Consul 500s) tolerated, 1s apart, while watching
                            a held lock before it counts as lost. Default 3; 0 disables.
   -name=<string>           Session name. Default "Consul lock for '<command>' at '<prefix>'".
   -ttl=<duration>          Session TTL, 10s to 24h (default 15s): how long Consul keeps
                            the lock after conclave stops renewing it (killed, host down).
+  -lock-delay=<duration>   Lock-delay of the session (default 15s): after the session is
+                           lost (not released), nobody gets the lock for this long, while
+                           the command is being stopped. Consul applies at most 60s; 0
+                           disables it.
   -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
                            runs the arguments directly (PATH lookup).
@@ -73,6 +78,7 @@ int lock_command(args a) {
     std::int64_t limit = 1, monitor_retry = 3;
     std::chrono::nanoseconds timeout{0};
     std::chrono::nanoseconds ttl{default_session_ttl};
+    std::chrono::nanoseconds lock_delay{default_lock_delay};
     lock_settings cfg;
     http_flags http;
     flag_set flags;
@@ -82,6 +88,7 @@ int lock_command(args a) {
     flags.add_int("monitor-retry", &monitor_retry);
     flags.add_string("name", &cfg.session_name);
     flags.add_duration("ttl", &ttl);
+    flags.add_duration("lock-delay", &lock_delay);
     flags.add_bool("shell", &cfg.shell);
     flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("child-exit-code", &cfg.child_exit_code);
@@ -119,6 +126,10 @@ int lock_command(args a) {
         std::fprintf(stderr, "%s\n", bad.c_str());
         return exit_code::error;
     }
+    if (const auto bad = check_lock_delay(lock_delay); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
+        return exit_code::error;
+    }
     std::string_view prefix = rest[0];
     while (!prefix.empty() && prefix.front() == '/')
         prefix.remove_prefix(1);
@@ -134,6 +145,7 @@ int lock_command(args a) {
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
     cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
+    cfg.lock_delay = std::chrono::duration_cast<std::chrono::milliseconds>(lock_delay);
     if (cfg.session_name.empty()) {
         std::string joined;
         for (const auto& part : cfg.command)

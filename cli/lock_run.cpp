@@ -32,10 +32,6 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-// `consul lock`'s session: TTL 15 s (-ttl), lock-delay 15 s, bound to the node's
-// serfHealth; a semaphore's session deletes its contender key when it dies.
-constexpr std::chrono::milliseconds session_lock_delay{15000};
-
 void say(const char* text) {
     std::fprintf(stderr, "%s\n", text);
 }
@@ -118,10 +114,12 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
 
     // Not raced with signals: a create cancelled after it reached Consul would leave a
     // session nobody destroys. It is bounded by the client's request timeout.
+    // `consul lock`'s session (TTL and lock-delay 15 s by default), bound to the node's
+    // serfHealth; a semaphore's session deletes its contender key when it dies.
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
                     .with_ttl(cfg.ttl)
-                    .with_lock_delay(session_lock_delay)
+                    .with_lock_delay(cfg.lock_delay)
                     .with_behavior(cfg.limit == 1 ? session_behavior::release
                                                   : session_behavior::delete_keys)
                     .with_node_checks(std::vector<std::string>{"serfHealth"});
@@ -146,7 +144,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     if (got.index() == 1) {
         say("Timeout during lock acquisition: '" + holder->key() + "' was not free within " +
             codec::format_go_duration(cfg.timeout));
-        failed = exit_code::error;
+        failed = exit_code::timed_out;
     } else if (got.index() == 2) {
         say("Shutdown triggered during lock acquisition");
         failed = exit_code::interrupted_base + std::get<2>(got);

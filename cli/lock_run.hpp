@@ -24,6 +24,8 @@ struct lock_settings {
     unsigned monitor_retries = 3;
     std::string session_name;
     std::chrono::milliseconds ttl{default_session_ttl}; ///< the session's (-ttl)
+    /// The session's (-lock-delay); `consul lock`'s session has Consul's default, 15 s.
+    std::chrono::milliseconds lock_delay{default_lock_delay};
     bool shell = true;
     bool pass_stdin = false;
     bool child_exit_code = false;

@@ -18,6 +18,12 @@ std::string check_session_ttl(std::chrono::nanoseconds ttl) {
     return "Session TTL must be between 10s and 24h, not " + codec::format_go_duration(ttl);
 }
 
+std::string check_lock_delay(std::chrono::nanoseconds delay) {
+    if (delay.count() < 0)
+        return "Lock delay must not be negative";
+    return {};
+}
+
 std::string ttl_seconds(std::chrono::milliseconds ttl) {
     const auto ms = ttl.count();
     std::string text = std::to_string(ms / 1000);

@@ -418,7 +418,7 @@ class Driver:
         for s in sessions:
             run = s["Name"][len(self.tag) + 1:]
             status, end = self.exited.get(run, (None, None))
-            if status in (0, 3, 130, 143) and asked - end > 1e9 and s["ID"] not in self.leaked_ids:
+            if status in (0, 3, 5, 130, 143) and asked - end > 1e9 and s["ID"] not in self.leaked_ids:
                 self.leaked_ids.add(s["ID"])
                 self.leaks.append({"what": "session", "id": s["ID"], "run": run,
                                    "when": f"after its run exited {status}"})

@@ -29,6 +29,10 @@ TEST_CASE("args: bad lock arguments are rejected as consul lock does", "[args]")
          "invalid boolean value \"maybe\" for -shell: parse error\n",
          true},
         {{"lock", "---n=1", "p", "true"}, "bad flag syntax: ---n=1\n", true},
+        {{"lock", "-lock-delay=-1s", "p", "true"}, "Lock delay must not be negative\n", false},
+        {{"lock", "-lock-delay=soon", "p", "true"},
+         "invalid value \"soon\" for flag -lock-delay: parse error\n",
+         true},
     };
     check_refused(f, cases, "Usage: conclave lock");
     CHECK(f.sessions().empty()); // argument errors never reach Consul

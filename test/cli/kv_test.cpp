@@ -2,6 +2,8 @@
 // `conclave kv`: -base64, -recurse, -stale, export and import, as `consul kv` has them.
 #include "cli/cli_fixture.hpp"
 #include "cli/request_recorder.hpp"
+#include "support/backend.hpp"
+#include "support/run.hpp"
 
 #include <fstream>
 
@@ -46,6 +48,64 @@ TEST_CASE("kv: -base64 shows values base64-encoded and takes them so", "[kv]") {
     CHECK(bad->err() == "Error! Cannot base 64 decode data: illegal base64 data at input byte 1\n");
     CHECK(f.run({"kv", "get", "bin/bad"})->wait() == 1);
     CHECK(f.run({"kv", "delete", "bin/k"})->wait() == 0);
+}
+
+TEST_CASE("kv: put -acquire and -release lock and unlock a key for a session", "[kv]") {
+    cli_fixture f;
+    auto create = [&]() -> asio::awaitable<std::string> {
+        co_return co_await f.consul.async_session_create(
+            session_options{}.with_lock_delay(0ms).with_node_checks({}));
+    };
+    const auto mine = conclave::test::run(f.ioc, create(), 10s);
+    const auto theirs = conclave::test::run(f.ioc, create(), 10s);
+    auto put = [&](std::vector<std::string> args, int status, const std::string& out,
+                   const std::string& err) {
+        args.insert(args.begin(), {"kv", "put"});
+        auto p = f.run(args);
+        INFO(args.at(2) << " " << args.back());
+        CHECK(p->wait() == status);
+        CHECK(p->out() == out);
+        CHECK(p->err().substr(0, err.size()) == err);
+    };
+    auto entry = [&] {
+        const auto keys = f.keys();
+        REQUIRE(keys.size() == 1);
+        return keys.front();
+    };
+
+    // Consul's texts and statuses.
+    const std::string missing = "Error! Missing -session (required with -acquire and -release)\n";
+    put({"-acquire", "lk", "v"}, 1, "", missing);
+    put({"-release", "lk", "v"}, 1, "", missing);
+    put({"-acquire", "-session=" + mine, "lk", "one"}, 0, "Success! Lock acquired on: lk\n", "");
+    CHECK(entry().session == mine);
+    CHECK(entry().lock_index == 1);
+    CHECK(entry().value == "one");
+    put({"-acquire", "-session=" + theirs, "lk", "two"}, 1, "", "Error! Did not acquire lock\n");
+    put({"-release", "-session=" + theirs, "lk"}, 1, "", "Error! Did not release lock\n");
+    CHECK(entry().value == "one"); // a refusal writes nothing
+    // The holder updates the value in place, then releases with a last one.
+    put({"-acquire", "-flags=9", "-session=" + mine, "lk", "three"}, 0,
+        "Success! Lock acquired on: lk\n", "");
+    CHECK(entry().lock_index == 1);
+    CHECK(entry().flags == 9);
+    put({"-release", "-session=" + mine, "lk", "four"}, 0, "Success! Lock released on: lk\n", "");
+    CHECK(entry().session.empty());
+    CHECK(entry().value == "four");
+    // -session alone is no acquire (consul kv put ignores it too).
+    put({"-session=" + mine, "lk", "five"}, 0, "Success! Data written to: lk\n", "");
+    CHECK(entry().session.empty());
+    put({"-acquire", "-session=" + random_uuid(), "lk"}, 1, "",
+        "Error! Failed writing data: Consul server error (HTTP 500): invalid session");
+    put({"-cas", "-modify-index=0", "-acquire", "-session=" + mine, "lk"}, 1, "",
+        "Cannot specify more than one of -cas, -acquire and -release!\n");
+
+    auto destroy = [&]() -> asio::awaitable<void> {
+        co_await f.consul.async_session_destroy(mine);
+        co_await f.consul.async_session_destroy(theirs);
+    };
+    conclave::test::run(f.ioc, destroy(), 10s);
+    CHECK(f.run({"kv", "delete", "lk"})->wait() == 0);
 }
 
 TEST_CASE("kv: get -recurse prints key:value lines, delete -recurse deletes only the prefix",

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -231,12 +232,17 @@ TEST_CASE("lock: -timeout gives up on a held lock, a signal ends a wait", "[lock
                "echo held >> " + log + "; while [ ! -e " + gate + " ]; do sleep 0.05; done"});
     REQUIRE(poll_until([&] { return count_prefix(log, "held") == 1; }, 30s));
 
-    auto impatient = f.run({"lock", "-timeout=500ms", "svc/busy", "echo never >> " + log});
+    // 5, not 1: a script tells "someone else holds it" from "Consul is down".
+    auto impatient = f.run({"lock", "-timeout=200ms", "svc/busy", "echo never >> " + log});
     const int code = impatient->wait(30s);
     INFO(impatient->err());
-    CHECK(code == 1);
-    CHECK(impatient->err().find("Timeout during lock acquisition") != std::string::npos);
+    CHECK(code == 5);
+    CHECK(impatient->err() ==
+          "Timeout during lock acquisition: 'svc/busy/.lock' was not free within 200ms\n");
     CHECK(f.sessions().size() == 1); // its session is gone, the holder's remains
+    auto unreachable =
+        f.run({"lock", "-timeout=200ms", "-http-addr=127.0.0.1:1", "svc/busy", "true"});
+    CHECK(unreachable->wait(30s) == 1);
 
     auto waiter = f.run({"lock", "svc/busy", "echo never >> " + log});
     REQUIRE(poll_until([&] { return f.sessions().size() == 2; }, 30s));
@@ -250,6 +256,65 @@ TEST_CASE("lock: -timeout gives up on a held lock, a signal ends a wait", "[lock
     std::ofstream{gate};
     CHECK(holder->wait() == 0);
     CHECK(count_prefix(log, "never") == 0);
+}
+
+TEST_CASE("lock: a semaphore without a free slot within -timeout exits 5", "[lock]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    const auto gate = f.path("release");
+    std::vector<std::unique_ptr<process>> holders;
+    for (int i = 0; i < 2; ++i)
+        holders.push_back(
+            f.run({"lock", "-n=2", "svc/full",
+                   "echo held >> " + log + "; while [ ! -e " + gate + " ]; do sleep 0.05; done"}));
+    REQUIRE(poll_until([&] { return count_prefix(log, "held") == 2; }, 30s));
+    auto impatient = f.run({"lock", "-n=2", "-timeout=200ms", "svc/full", "echo never >> " + log});
+    CHECK(impatient->wait(30s) == 5);
+    CHECK(impatient->err().find("Timeout during lock acquisition") != std::string::npos);
+    std::ofstream{gate};
+    for (auto& h : holders)
+        CHECK(h->wait() == 0);
+    CHECK(count_prefix(log, "never") == 0);
+}
+
+TEST_CASE("lock: -lock-delay is the session's, and with 0 a lost lock is free at once", "[lock]") {
+    cli_fixture f;
+    const auto tok = f.path("token");
+    auto hold = [&](std::vector<std::string> flags) {
+        std::remove(tok.c_str());
+        std::vector<std::string> args{"lock"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"svc/delay", "echo $CONCLAVE_LOCK_TOKEN > " + tok + "; sleep 60"});
+        auto p = f.run(args);
+        REQUIRE(poll_until([&] { return read_lines(tok).size() == 1; }, 30s));
+        return std::pair{std::move(p), token_session(read_lines(tok).at(0))};
+    };
+    auto lock_delay = [&](const std::string& session) {
+        const auto info = f.session_info(session);
+        REQUIRE(info);
+        return info->lock_delay;
+    };
+    {
+        auto [p, session] = hold({});
+        CHECK(lock_delay(session) == 15s); // consul lock's
+        p->signal(SIGTERM);
+        CHECK(p->wait(30s) == 128 + SIGTERM);
+    }
+    {
+        auto [p, session] = hold({"-lock-delay=2500ms"});
+        CHECK(lock_delay(session) == 2500ms);
+        p->signal(SIGTERM);
+        CHECK(p->wait(30s) == 128 + SIGTERM);
+    }
+    auto [p, session] = hold({"-lock-delay=0"});
+    CHECK(lock_delay(session) == 0s);
+    // Lost, not released: a lock-delay would keep the next holder out for its length.
+    REQUIRE(f.agent.expire_session(session));
+    CHECK(p->wait(30s) == 3);
+    auto next = f.run({"lock", "-timeout=5s", "svc/delay", "true"});
+    const int code = next->wait(30s);
+    INFO(next->err());
+    CHECK(code == 0);
 }
 
 TEST_CASE("lock: a prefix used with another layout or limit is refused", "[lock]") {

@@ -15,7 +15,8 @@ namespace conclave::detail {
 namespace {
 
 // After the last user left, the query lingers this long in case another comes (a holder
-// that releases and acquires again) before it is cancelled.
+// that releases and acquires again) before it is cancelled; not when no recipe object on
+// the key or prefix is left (end_if_unowned).
 constexpr auto idle_grace = std::chrono::milliseconds{100};
 
 } // namespace
@@ -84,7 +85,11 @@ struct subscription {
     std::shared_ptr<shared_query> query;
     explicit subscription(std::shared_ptr<shared_query> q)
         : query(std::move(q)) {}
-    ~subscription() { query->unsubscribe_for_handle(); }
+    ~subscription() {
+        query->unsubscribe_for_handle();
+        // The last holder of the hub may be a lease's monitor, gone after its lock object.
+        shared_query::let_go(query);
+    }
 };
 } // namespace
 
@@ -116,6 +121,16 @@ void shared_query::unsubscribe_for_handle() {
     });
 }
 
+void shared_query::end_if_unowned() {
+    if (!running_ || subscribers_ > 0 || !unowned())
+        return;
+    // Whichever wait the loop is in ends, and the loop with it.
+    idle_timer_.cancel();
+    stop_read();
+    linger_end_.notify_all();
+    subscribers_changed_.notify_all();
+}
+
 void shared_query::wake_idle_query() {
     if (!lingering_ || subscribers_ == 0 || linger_check_posted_)
         return;
@@ -143,7 +158,7 @@ asio::awaitable<void> shared_query::linger() {
     // Subscribers that come and go meanwhile move the end, without waking this loop.
     while (subscribers_ == 0 || transaction_in_flight()) {
         const auto end = idle_since_ + idle_grace;
-        if (subscribers_ == 0 && clock::now() >= end)
+        if (subscribers_ == 0 && (clock::now() >= end || unowned()))
             co_return;
         co_await linger_end_.wait(subscribers_ == 0 ? end : clock::now() + idle_grace);
     }
@@ -153,6 +168,8 @@ asio::awaitable<void> shared_query::idle_for_a_while() {
     for (;;) {
         while (subscribers_ > 0)
             co_await subscribers_changed_.wait(clock::time_point::max());
+        if (unowned())
+            co_return;
         co_await subscribers_changed_.wait(clock::now() + idle_grace);
         if (subscribers_ == 0)
             co_return;

@@ -3,10 +3,11 @@
 // of the lock's key_hub and the semaphore's semaphore_hub, which add what they read and
 // their queues of waiters.
 //
-// It runs while anyone subscribes (and a grace period after), waits while a transaction
-// of ours is in flight on the state (its outcome will change it: reading now would only
-// see the state it replaces), counts consecutive failures for the monitors' retry budget,
-// and ends a read in flight when the state is forgotten or nobody needs it any more.
+// It runs while anyone subscribes (and a grace period after, unless nothing is left that
+// could subscribe again), waits while a transaction of ours is in flight on the state (its
+// outcome will change it: reading now would only see the state it replaces), counts
+// consecutive failures for the monitors' retry budget, and ends a read in flight when the
+// state is forgotten or nobody needs it any more.
 #pragma once
 
 #include "consul/stall_pacing.hpp"
@@ -39,6 +40,12 @@ public:
     /// (a client's hubs are found by name: one per key or prefix and kind).
     template <class Hub, class Make>
     static std::shared_ptr<Hub> find_or_make(const client& c, const std::string& name, Make make);
+    /// Resets an owner's reference (a recipe object's, a subscription's). When only the
+    /// query's own is left, nobody but a recipe object made anew can subscribe, so the query
+    /// ends now rather than after the grace period: io_context::run() then returns as soon
+    /// as a program's work is done.
+    template <class Hub>
+    static void let_go(std::shared_ptr<Hub>& hub);
 
     shared_query(client c, std::string registry_name, settings s);
     virtual ~shared_query();
@@ -105,6 +112,9 @@ private:
     asio::awaitable<void> linger();
     void stop_read();
     void wake_idle_query();
+    /// Nothing holds this object but the query loop (which holds it while it runs).
+    bool unowned() const noexcept { return weak_from_this().use_count() <= 1; }
+    void end_if_unowned();
 
     const std::string registry_name_;
     settings settings_;
@@ -160,6 +170,15 @@ std::shared_ptr<Hub> shared_query::find_or_make(const client& c, const std::stri
     std::shared_ptr<Hub> hub = make();
     slot = hub;
     return hub;
+}
+
+template <class Hub>
+void shared_query::let_go(std::shared_ptr<Hub>& hub) {
+    shared_query* const query = hub.get();
+    const std::weak_ptr<shared_query> alive = hub;
+    hub.reset();
+    if (!alive.expired())
+        query->end_if_unowned();
 }
 
 } // namespace conclave::detail

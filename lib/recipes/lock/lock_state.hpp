@@ -18,6 +18,9 @@ struct lock_state {
         , opts(std::move(o))
         , hub(key_hub::of(consul, key,
                           key_hub::settings{opts.wait, opts.monitor_retry_wait, opts.fair})) {}
+    ~lock_state() { shared_query::let_go(hub); }
+    lock_state(const lock_state&) = delete;
+    lock_state& operator=(const lock_state&) = delete;
 
     client consul;
     std::string key;

@@ -22,6 +22,9 @@ struct semaphore_state {
         , lock_key(join_key(prefix, ".lock"))
         , hub(semaphore_hub::of(consul, prefix,
                                 semaphore_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
+    ~semaphore_state() { shared_query::let_go(hub); }
+    semaphore_state(const semaphore_state&) = delete;
+    semaphore_state& operator=(const semaphore_state&) = delete;
 
     std::string contender_key(const std::string& session) const {
         return join_key(prefix, session);
