@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: BSL-1.0
 # conclave's own builds compile through ccache when it is installed (scripts/setup.sh installs
 # it) and no other launcher was chosen: a rebuild, or another build directory of the same
-# checkout, reuses the objects already compiled. A clone at another path reuses only the
-# files compiled without a precompiled header: CMake's generated cmake_pch.hxx names the
-# header by its absolute path, so every file using it misses.
+# checkout, or a clone at another path, reuses the objects already compiled (the
+# precompiled headers are named so that this holds for them too: cmake/pch.cmake).
 #   CCACHE_BASEDIR, CCACHE_NOHASHDIR  paths relative to the source tree, and the build
 #                                     directory left out of the hash
 #   CCACHE_SLOPPINESS                 what a precompiled header needs to be cached

@@ -5,6 +5,7 @@
 
 #include <conclave/lock.hpp>
 
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 

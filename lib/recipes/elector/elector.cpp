@@ -265,7 +265,11 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
     };
     auto pause = first_session_pause;
     for (;;) {
-        auto [created_ec, s] = co_await session::async_create(E->consul, cfg, tuple_awaitable);
+        // (Not a structured binding: the lambdas below capture the session, which clang
+        // before 16 refuses for a binding.)
+        auto created = co_await session::async_create(E->consul, cfg, tuple_awaitable);
+        const error_code created_ec = std::get<0>(created);
+        session& s = std::get<1>(created);
         if (created_ec == asio::error::operation_aborted || co_await cancelled()) {
             // (a session made as the cancellation came is dropped: its handle destroys it)
             co_return make_error_code(asio::error::operation_aborted);
