@@ -118,6 +118,16 @@ errc errc_from_http_status(unsigned status) noexcept {
     }
 }
 
+error_code error_code_of(const std::exception_ptr& e) {
+    if (!e)
+        return {};
+    try {
+        std::rethrow_exception(e);
+    } catch (const boost::system::system_error& failure) {
+        return failure.code();
+    }
+}
+
 bool is_retryable(const error_code& ec) noexcept {
     if (!ec)
         return false;

@@ -61,6 +61,11 @@ CONCLAVE_DECL errc errc_from_http_status(unsigned status) noexcept;
 /// 429, 500 and 502-504. Session invalidation, conflicts and 4xx are final.
 CONCLAVE_DECL bool is_retryable(const error_code& ec) noexcept;
 
+/// The error code an exception carries: success for none, the code of a
+/// boost::system::system_error (conclave::error included). Any other exception is
+/// rethrown. For code that races operations by hand (see conclave::as_outcome).
+CONCLAVE_DECL error_code error_code_of(const std::exception_ptr& e);
+
 /// What went wrong, beyond the error code. Consul's text is kept apart from ours because it
 /// may echo user input (keys, values).
 struct diagnostics {

@@ -96,8 +96,11 @@ enum class hold_health {
 /// "Race the session with your work".)
 ///
 /// A session is a cheap handle; copies share the same state. It lives on its client's
-/// executor and is not thread-safe. When the last handle goes away without the session
-/// having been destroyed or lost, a best-effort destroy is sent in the background.
+/// executor and is not thread-safe. When the program's last handle goes away without the
+/// session having been destroyed or lost, the session is destroyed in the background: an
+/// async_run still renewing it stops (completing with operation_aborted) and destroys it,
+/// so a run left detached never keeps alive a session nobody uses. Grants made with the
+/// session are not handles: without one, nothing renews their session any more.
 class CONCLAVE_DECL session {
 public:
     /// The clock of deadline() and remaining().
@@ -185,8 +188,7 @@ public:
     const std::shared_ptr<detail::session_state>& state() const noexcept { return state_; }
 
 private:
-    explicit session(std::shared_ptr<detail::session_state> s)
-        : state_(std::move(s)) {}
+    explicit session(std::shared_ptr<detail::session_state> s);
 
     static void create_impl(client c, session_config cfg, detail::diagnostics_route* route,
                             asio::any_completion_handler<void(error_code, session)> h);
@@ -199,6 +201,9 @@ private:
                             asio::any_completion_handler<void(error_code, hold_health)> h);
 
     std::shared_ptr<detail::session_state> state_;
+    /// Shared by the program's handles only (recipes keep the state, not this): when the
+    /// last one goes, a run still renewing the session stops and destroys it.
+    std::shared_ptr<void> handle_;
 };
 
 } // namespace conclave

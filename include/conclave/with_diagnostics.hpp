@@ -8,6 +8,7 @@
 #include <conclave/detail/asio_fwd.hpp>
 #include <conclave/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associator.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -44,6 +45,17 @@ constexpr with_diagnostics_t<std::decay_t<Token>> with_diagnostics(Token&& token
 /// (Not `with_diagnostics(asio::deferred)`: Boost 1.81's awaitable cannot resume a deferred
 /// operation that completes with an exception_ptr and a value.)
 using default_token_t = with_diagnostics_t<asio::use_awaitable_t<>>;
+
+/// The token for racing operations by hand with Asio's `||` and `&&`, which the scopes of
+/// conclave/hold_scope.hpp (with_session, with_lock, ...) make unnecessary in everyday code.
+/// An operation awaited with it never throws: it completes with its failure as a value,
+/// `std::tuple<std::exception_ptr, T...>` (a conclave::error with Consul's text, or empty),
+/// so that a `||` ends with whichever operation ends first, failures included, and cancels
+/// the other. error_code_of() reads the code out of the exception_ptr.
+///
+///     auto ended = co_await (s.async_run(conclave::as_outcome) ||
+///                            mutex.async_acquire(s, conclave::as_outcome));
+inline constexpr auto as_outcome = with_diagnostics(asio::as_tuple(asio::use_awaitable));
 
 namespace detail {
 

@@ -4,7 +4,12 @@
 
 #include <conclave/lock.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+
+#include <stdexcept>
+#include <tuple>
 
 using namespace conclave;
 using namespace conclave::test;
@@ -215,6 +220,59 @@ TEST_CASE_METHOD(recipes_fixture, "a session nobody closed is destroyed when its
         co_await wait_no_sessions(3s);
         auto info = co_await consul.async_session_info(id);
         CHECK_FALSE(info.session);
+    };
+    run(ioc, body());
+}
+
+// The "detached renewals" pattern: a run spawned detached beside a body that throws. The
+// run holds no handle, so the body's end (its handle gone) stops it and destroys the
+// session.
+TEST_CASE_METHOD(recipes_fixture,
+                 "a detached run stops and destroys its session once no handle is left",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        int runs_ended = 0;
+        constexpr int bodies = 1000;
+        for (int i = 0; i < bodies; ++i) {
+            try {
+                auto s = co_await session::async_create(consul, quick(10s));
+                asio::co_spawn(ioc, s.async_run(awaitable_tuple),
+                               [&](std::exception_ptr, std::tuple<error_code> r) {
+                                   runs_ended += std::get<0>(r) == asio::error::operation_aborted;
+                               });
+                co_await asio::post(ioc, asio::use_awaitable);
+                throw std::runtime_error("the body failed");
+            } catch (const std::runtime_error&) {
+            }
+        }
+        co_await wait_no_sessions(10s);
+        auto left = co_await consul.async_session_list();
+        CHECK(left.sessions.empty());
+        CHECK(runs_ended == bodies);
+    };
+    run(ioc, body());
+}
+
+// Racing by hand (for experts): with as_outcome nothing throws, so `||` ends with whichever
+// side ends first, a failure included.
+TEST_CASE_METHOD(recipes_fixture, "as_outcome races a session's run against an acquire",
+                 "[session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        auto other = co_await session::async_create(consul, quick(10s));
+        lock mutex{consul, p + "l"};
+        auto theirs = co_await mutex.async_acquire(other);
+        // The acquire waits behind `other`; the session is lost meanwhile. Whichever side
+        // sees it first ends the race with the loss as a value (no exception), and the
+        // other side is cancelled.
+        server.expire_session(s.id());
+        auto ended = co_await (s.async_run(as_outcome) || mutex.async_acquire(s, as_outcome));
+        const auto failure =
+            ended.index() == 0 ? std::get<0>(std::get<0>(ended)) : std::get<0>(std::get<1>(ended));
+        CHECK(error_code_of(failure) == errc::session_invalidated);
+        co_await theirs.async_release();
+        co_await mutex.async_destroy();
+        co_await other.async_destroy();
     };
     run(ioc, body());
 }

@@ -11,6 +11,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -125,4 +126,18 @@ TEST_CASE("error: is_retryable for network and Beast errors", "[error]") {
     CHECK_FALSE(is_retryable(boost::asio::ssl::error::stream_truncated));
     // Malformed HTTP is not a transient network problem.
     CHECK_FALSE(is_retryable(boost::beast::http::error::bad_version));
+}
+
+TEST_CASE("error_code_of reads the code an exception carries", "[error]") {
+    using conclave::errc;
+    CHECK_FALSE(conclave::error_code_of(nullptr));
+    const auto lost = std::make_exception_ptr(
+        conclave::error(make_error_code(errc::lock_lost), conclave::diagnostics{}));
+    CHECK(conclave::error_code_of(lost) == errc::lock_lost);
+    const auto aborted = std::make_exception_ptr(
+        boost::system::system_error(make_error_code(boost::asio::error::operation_aborted)));
+    CHECK(conclave::error_code_of(aborted) == boost::asio::error::operation_aborted);
+    // Not an error code: the exception itself goes on.
+    const auto other = std::make_exception_ptr(std::runtime_error("a bug"));
+    CHECK_THROWS_AS(conclave::error_code_of(other), std::runtime_error);
 }

@@ -101,6 +101,8 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     bool cancelled = false;
     try {
         for (;;) {
+            if (s->abandoned)
+                throw boost::system::system_error(asio::error::operation_aborted);
             const auto now = clock::now();
             if (s->check(now))
                 co_return s->destroyed ? error_code{} : s->lost;
@@ -192,6 +194,17 @@ session_state::~session_state() {
 }
 
 } // namespace detail
+
+session::session(std::shared_ptr<detail::session_state> s)
+    : state_(std::move(s))
+    , handle_(nullptr, [state = std::weak_ptr<detail::session_state>(state_)](void*) {
+        // The program's last handle went: nothing can use the session any more, so a run
+        // left renewing it (detached) stops and destroys it.
+        if (auto st = state.lock()) {
+            st->abandoned = true;
+            st->changed.notify_all();
+        }
+    }) {}
 
 void session::create_impl(client c, session_config cfg, detail::diagnostics_route* route,
                           asio::any_completion_handler<void(error_code, session)> h) {

@@ -73,6 +73,9 @@ struct session_state {
     bool in_jeopardy = false;    ///< reported in jeopardy, not yet held again
     bool destroying = false;     ///< our destroy was sent (a 404 may be its doing)
     bool ended_by_us = false;    ///< lost because we ended it: not reported as a loss
+    /// The program's last session handle is gone: a run still renewing stops (as if
+    /// cancelled) and destroys the session. The run itself holds no handle, only this state.
+    bool abandoned = false;
     /// Grants (lock leases, permits) of this session that may still be released: not
     /// released, not lost other than by our ending the session, not dropped. A cancelled
     /// run's destroy waits for them (see close_on_server in session.cpp).
