@@ -7,23 +7,19 @@
 
 #include <conclave/client.hpp>
 #include <conclave/dev/agent.hpp>
-#include <conclave/session.hpp>
 
-#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -35,8 +31,8 @@ namespace asio = boost::asio;
 /// (--dev or --demo).
 using example_body = std::function<asio::awaitable<void>(conclave::client&, bool demo)>;
 
-/// The failure that tells: an operator such as `||` whose operands all failed (as they all
-/// do on Ctrl+C) reports them together, the first one first.
+/// The failure that tells: Asio's `&&` whose operands all failed (as they all do on Ctrl+C)
+/// reports them together, the first one first.
 inline std::exception_ptr first_failure(std::exception_ptr e) {
     try {
         std::rethrow_exception(e);
@@ -45,39 +41,6 @@ inline std::exception_ptr first_failure(std::exception_ptr e) {
     } catch (...) {
         return e;
     }
-}
-
-/// `work`'s failure, as a value (none when it returned).
-inline asio::awaitable<std::exception_ptr> failure_of(asio::awaitable<void> work) {
-    std::exception_ptr failed;
-    try {
-        co_await std::move(work);
-    } catch (...) {
-        failed = std::current_exception();
-    }
-    co_return failed;
-}
-
-/// Runs `work` while `s` is renewed, until either ends: the session's loss is thrown (`what`
-/// names the session); the work's failure is thrown after the session was destroyed (which
-/// frees what it held); a work done destroys the session. Both sides are raced as values:
-/// Asio's `||` ends with the first operand that *succeeds*, so a side that threw would leave
-/// the other running. Ctrl+C cancels both, and the cancelled session run destroys the
-/// session.
-inline asio::awaitable<void> work_in_session(conclave::session& s, asio::awaitable<void> work,
-                                             const char* what) {
-    using namespace asio::experimental::awaitable_operators;
-    auto ended =
-        co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || failure_of(std::move(work)));
-    if (ended.index() == 0) {
-        const auto ec = std::get<0>(std::get<0>(ended));
-        throw boost::system::system_error(ec.value(), ec.category(), what);
-    }
-    if (auto failed = std::get<1>(ended)) {
-        co_await s.async_destroy(asio::as_tuple(asio::use_awaitable));
-        std::rethrow_exception(failed);
-    }
-    co_await s.async_destroy();
 }
 
 /// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // A leader-elected service: every instance campaigns; the leader publishes its address and
 // does the leader-only work, which is cancelled the moment leadership is lost; everyone
-// follows who leads.
+// follows who leads. An instance whose session is lost (Consul restarted empty, the process
+// paused past its TTL) campaigns again with a new one.
 //
-//   leader_service --dev                 two instances on an embedded agent: one leads,
-//                                        resigns after a while, the other takes over
+//   leader_service --dev                 two instances on an embedded agent: each leads for
+//                                        a second, then retires; the other takes over
 //   leader_service <host:port>           one instance against CONSUL_HTTP_ADDR
 //
 // Ctrl+C: the leader task is cancelled, then the key released (the next leader takes over
@@ -12,16 +13,15 @@
 #include "example_main.hpp"
 
 #include <conclave/elector.hpp>
-#include <conclave/session.hpp>
+#include <conclave/lock.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <exception>
 #include <string>
-#include <variant>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -31,20 +31,17 @@ namespace {
 
 const std::string leader_key = "service/example/leader";
 
-asio::awaitable<void> sleep(std::chrono::milliseconds d) {
-    asio::steady_timer t{co_await asio::this_coro::executor, d};
-    co_await t.async_wait(asio::use_awaitable);
-}
-
-// The leader-only work: runs until cancelled (leadership lost, resign, Ctrl+C).
+// The leader-only work: runs until cancelled (leadership lost, Ctrl+C). Real work would
+// pass term.token() to its stores, or write through term.lease().async_guarded_txn, so
+// that a deposed leader is refused.
 conclave::leader_task leader_work(std::string name) {
-    return [name](conclave::leadership l) -> asio::awaitable<void> {
-        std::printf("%s: leading (term %s)\n", name.c_str(), l.token().to_string().c_str());
+    return [name](conclave::leadership term) -> asio::awaitable<void> {
+        std::printf("%s: leading (term %s)\n", name.c_str(), term.token().to_string().c_str());
         try {
-            for (int tick = 0;; ++tick) {
-                // Real work would pass l.token() to its stores, or write through
-                // l.lease().async_guarded_txn, so that a deposed leader is refused.
-                co_await sleep(200ms);
+            asio::steady_timer tick{co_await asio::this_coro::executor};
+            for (;;) {
+                tick.expires_after(200ms);
+                co_await tick.async_wait(asio::use_awaitable);
             }
         } catch (const boost::system::system_error&) {
             std::printf("%s: no longer leading\n", name.c_str());
@@ -53,54 +50,56 @@ conclave::leader_task leader_work(std::string name) {
     };
 }
 
-// Errors as values: with_diagnostics(as_tuple(...)) hands an operation's failure over as an
-// exception_ptr (a conclave::error with Consul's own words) instead of throwing it. Asio's
-// `a || b` ends with the first operand that *succeeds*: one that ends by throwing would
-// leave the other running.
-constexpr auto as_value = conclave::with_diagnostics(asio::as_tuple(asio::use_awaitable));
-
-// One instance: campaigns for as long as its session lives. It ends only with a failure
-// (no session, the session lost, the campaign refused, or Ctrl+C's operation_aborted),
-// returned.
-asio::awaitable<std::exception_ptr> instance(conclave::client& consul, std::string address) {
-    auto [failed, s] = co_await conclave::session::async_create(
-        consul, conclave::session_config{}.with_name("leader-service").with_ttl(10s), as_value);
-    if (failed)
-        co_return failed;
+// One instance: campaigns with a session of its own, and with a new one after each loss,
+// until cancelled or refused for good (ACLs, a key that is not a lock).
+asio::awaitable<void> campaign(conclave::client& consul, std::string address,
+                               conclave::leader_task task) {
     conclave::elector el{consul, leader_key, conclave::elector_options{}.with_value(address)};
-    auto ended =
-        co_await (s.async_run(as_value) || el.async_run(s, leader_work(address), as_value));
-    co_return std::visit([](const auto& r) { return std::get<0>(r); }, ended);
+    co_await el.async_run(conclave::session_config{}.with_name("leader-service").with_ttl(10s),
+                          std::move(task));
 }
 
-// Prints each change of leader, including "no leader".
-asio::awaitable<void> follow(conclave::client& consul) {
+// Prints each change of leader, including "no leader". With `retirements`, returns once
+// that many leaders have been seen and nobody leads.
+asio::awaitable<void> follow(conclave::client& consul, int retirements = -1) {
     conclave::elector el{consul, leader_key};
     auto changes = el.observe();
-    for (;;) {
+    std::string last;
+    for (int seen = 0;;) {
         auto leader = co_await changes.async_next();
         std::printf("observer: %s\n",
                     leader ? ("leader is " + leader->value).c_str() : "no leader");
+        if (leader && leader->value != last) {
+            last = leader->value;
+            ++seen;
+        }
+        if (!leader && seen == retirements)
+            co_return;
     }
 }
 
-// --dev: two instances; the first resigns after a second, the second takes over.
-asio::awaitable<void> demo(conclave::client& consul) {
-    auto a_session = co_await conclave::session::async_create(consul);
-    auto b_session = co_await conclave::session::async_create(consul);
-    conclave::elector a{consul, leader_key, conclave::elector_options{}.with_value("10.0.0.1:80")};
-    conclave::elector b{consul, leader_key, conclave::elector_options{}.with_value("10.0.0.2:80")};
-    auto script = [&]() -> asio::awaitable<void> {
-        co_await sleep(1s);
-        std::printf("10.0.0.1:80 resigns\n");
-        co_await a.async_resign();
-        co_await sleep(1s);
+// --dev: a leader that retires after a second. Its task throws, which ends its campaign
+// once the key is released (elector::async_run rethrows the task's exception): the other
+// instance, campaigning meanwhile, takes over at once.
+struct retired : std::exception {};
+
+asio::awaitable<void> retiring_instance(conclave::client& consul, std::string address) {
+    auto lead_then_retire = [address](conclave::leadership term) -> asio::awaitable<void> {
+        std::printf("%s: leading (term %s)\n", address.c_str(), term.token().to_string().c_str());
+        asio::steady_timer term_length{co_await asio::this_coro::executor, 1s};
+        co_await term_length.async_wait(asio::use_awaitable);
+        std::printf("%s: retires\n", address.c_str());
+        throw retired{};
     };
-    co_await (a.async_run(a_session, leader_work("10.0.0.1:80"), asio::use_awaitable) ||
-              b.async_run(b_session, leader_work("10.0.0.2:80"), asio::use_awaitable) ||
-              follow(consul) || script());
-    co_await a_session.async_destroy();
-    co_await b_session.async_destroy();
+    try {
+        co_await campaign(consul, address, lead_then_retire);
+    } catch (const retired&) {
+    }
+}
+
+asio::awaitable<void> demo(conclave::client& consul) {
+    co_await (retiring_instance(consul, "10.0.0.1:80") &&
+              retiring_instance(consul, "10.0.0.2:80") && follow(consul, 2));
     conclave::lock cleanup{consul, leader_key};
     co_await cleanup.async_destroy();
 }
@@ -114,8 +113,8 @@ int main(int argc, char** argv) {
             if (dev)
                 co_return co_await demo(consul);
             const std::string address = argc > 1 ? argv[1] : "127.0.0.1:8080";
-            // Following never ends by itself: the instance's end ends both.
-            auto ended = co_await (instance(consul, address) || follow(consul));
-            std::rethrow_exception(std::get<0>(ended));
+            // Side by side; following never ends by itself, the campaign's failure (or
+            // Ctrl+C) ends both.
+            co_await (campaign(consul, address, leader_work(address)) && follow(consul));
         });
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // A daemon that shows what its locks do: it takes a lock in turns with itself (two workers
-// of one process contend for it, as two hosts would), logs at info, and serves its metrics
-// on /metrics in Prometheus' text format (conclave::metrics, conclave::to_prometheus).
+// of one process, sharing one session, contend for it as two hosts would), logs at info,
+// and serves its metrics on /metrics in Prometheus' text format (conclave::metrics,
+// conclave::to_prometheus).
 //
 //   metrics_daemon --dev       a self-contained run on an embedded agent: a few rounds, then
 //                              it reads its own /metrics, prints it and checks it
@@ -14,9 +15,10 @@
 #include <conclave/metrics.hpp>
 #include <conclave/session.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -41,13 +43,10 @@ namespace {
 // One scrape: answers GET /metrics (and 404 for anything else), then closes the
 // connection, so that nothing of it outlives the daemon's stop (a scraper reconnects).
 asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave::metrics> m) {
-    boost::beast::flat_buffer buffer;
-    {
+    try {
+        boost::beast::flat_buffer buffer;
         http::request<http::string_body> req;
-        auto [ec, n] =
-            co_await http::async_read(socket, buffer, req, asio::as_tuple(asio::use_awaitable));
-        if (ec)
-            co_return; // closed by the scraper, or a request we cannot read
+        co_await http::async_read(socket, buffer, req, asio::use_awaitable);
         http::response<http::string_body> res;
         res.version(req.version());
         res.keep_alive(false);
@@ -60,17 +59,20 @@ asio::awaitable<void> serve_scraper(tcp::socket socket, std::shared_ptr<conclave
             res.body() = "not found\n";
         }
         res.prepare_payload();
-        co_await http::async_write(socket, res, asio::as_tuple(asio::use_awaitable));
+        co_await http::async_write(socket, res, asio::use_awaitable);
+    } catch (const boost::system::system_error&) {
+        // closed by the scraper, or a request we cannot read: this connection ends
     }
 }
 
-// Serves until cancelled (then throws operation_aborted, as a race's loser). A failed accept
-// (a connection reset before it was accepted, no descriptors left) is skipped, not the end.
+// Serves until the acceptor is closed, or until cancelled. A failed accept (a connection
+// reset before it was accepted, no descriptors left) is skipped, not the end.
 asio::awaitable<void> serve_metrics(tcp::acceptor& acceptor, std::shared_ptr<conclave::metrics> m) {
     for (;;) {
-        auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple(asio::use_awaitable));
+        boost::system::error_code ec;
+        auto socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
         if (ec == asio::error::operation_aborted)
-            throw boost::system::system_error(ec);
+            co_return;
         if (ec) {
             std::fprintf(stderr, "metrics_daemon: accept: %s\n", ec.message().c_str());
             asio::steady_timer pause{acceptor.get_executor(), 100ms};
@@ -82,24 +84,16 @@ asio::awaitable<void> serve_metrics(tcp::acceptor& acceptor, std::shared_ptr<con
     }
 }
 
-// What a Prometheus server does: GET /metrics. Errors come back as values (a text saying
-// what failed): raced with `||`, a side that threw would leave the server running.
+// What a Prometheus server does: GET /metrics.
 asio::awaitable<std::string> scrape(tcp::endpoint at) {
-    constexpr auto as_value = asio::as_tuple(asio::use_awaitable);
     tcp::socket socket{co_await asio::this_coro::executor};
+    co_await socket.async_connect(at, asio::use_awaitable);
     http::request<http::string_body> req{http::verb::get, "/metrics", 11};
     req.set(http::field::host, "localhost");
+    co_await http::async_write(socket, req, asio::use_awaitable);
     boost::beast::flat_buffer buffer;
     http::response<http::string_body> res;
-    auto [cec] = co_await socket.async_connect(at, as_value);
-    if (cec)
-        co_return "scrape failed: " + cec.message();
-    auto [wec, written] = co_await http::async_write(socket, req, as_value);
-    if (wec)
-        co_return "scrape failed: " + wec.message();
-    auto [rec, read] = co_await http::async_read(socket, buffer, res, as_value);
-    if (rec)
-        co_return "scrape failed: " + rec.message();
+    co_await http::async_read(socket, buffer, res, asio::use_awaitable);
     co_return res.body();
 }
 
@@ -116,12 +110,14 @@ asio::awaitable<void> worker(conclave::client& consul, conclave::session& s, int
     }
 }
 
+// Two workers of one process, sharing one session: the lock keeps them apart as it would
+// two hosts (an acquire waits while the other's lease holds the key).
 asio::awaitable<void> two_workers(conclave::client& consul, int rounds) {
-    auto config = conclave::session_config{}.with_name("metrics-daemon").with_ttl(10s);
-    auto a = co_await conclave::session::async_create(consul, config);
-    auto b = co_await conclave::session::async_create(consul, config);
-    co_await (examples::work_in_session(a, worker(consul, a, rounds), "worker a's session") &&
-              examples::work_in_session(b, worker(consul, b, rounds), "worker b's session"));
+    auto both = [&](conclave::session& s) -> asio::awaitable<void> {
+        co_await (worker(consul, s, rounds) && worker(consul, s, rounds));
+    };
+    co_await conclave::with_session(
+        consul, conclave::session_config{}.with_name("metrics-daemon").with_ttl(10s), both);
 }
 
 // Whether `text` has a sample line starting with `sample` and a value above zero.
@@ -149,24 +145,23 @@ int main(int argc, char** argv) {
                         (acceptor.local_endpoint().address().to_string() + ":" +
                          std::to_string(acceptor.local_endpoint().port()))
                             .c_str());
-            // The workers' failure is raced as a value too (see scrape).
-            auto workers = examples::failure_of(two_workers(consul, demo ? 5 : 0));
-            auto ended = co_await (serve_metrics(acceptor, m) || std::move(workers));
-            if (auto failed = std::get<1>(ended))
-                std::rethrow_exception(failed);
-            if (!demo)
-                co_return;
-            // The demo's end: five rounds each are done; one scrape, checked.
-            auto scraped =
-                co_await (serve_metrics(acceptor, m) || scrape(acceptor.local_endpoint()));
-            const auto& body = std::get<1>(scraped);
-            std::printf("%s", body.c_str());
-            for (const char* sample :
-                 {"conclave_acquires_total{kind=\"lock\",outcome=\"taken\"}",
-                  "conclave_acquire_wait_seconds_count{kind=\"lock\"}",
-                  "conclave_http_requests_total{code=\"200\",endpoint=\"txn\"}"})
-                if (!counted(body, sample))
-                    throw std::runtime_error(std::string("not in /metrics: ") + sample);
+            // The workers, and in the demo one scrape, checked; then the server stops.
+            auto work = [&]() -> asio::awaitable<void> {
+                co_await two_workers(consul, demo ? 5 : 0);
+                if (demo) {
+                    const auto body = co_await scrape(acceptor.local_endpoint());
+                    std::printf("%s", body.c_str());
+                    for (const char* sample :
+                         {"conclave_acquires_total{kind=\"lock\",outcome=\"taken\"}",
+                          "conclave_acquire_wait_seconds_count{kind=\"lock\"}",
+                          "conclave_http_requests_total{code=\"200\",endpoint=\"txn\"}"})
+                        if (!counted(body, sample))
+                            throw std::runtime_error(std::string("not in /metrics: ") + sample);
+                }
+                acceptor.close();
+            };
+            // Side by side: a failure of the work (or Ctrl+C) stops the server too.
+            co_await (serve_metrics(acceptor, m) && work());
         },
         configure);
 }

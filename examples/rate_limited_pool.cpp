@@ -1,33 +1,38 @@
 // SPDX-License-Identifier: BSL-1.0
-// A rate-limited worker pool: jobs from every process share a semaphore of L slots (Go
-// api.Semaphore's layout, so `consul lock -n L` users share it too); at most L run at once
-// across all of them.
+// A rate-limited worker pool: jobs from every process share a semaphore of 3 slots (Go
+// api.Semaphore's layout, so `consul lock -n 3` users share it too); at most 3 run at once
+// across all of them. A job that gets no slot within 10 s is skipped (to be queued again).
 //
-//   rate_limited_pool --dev       12 jobs, 3 slots, on an embedded agent
+//   rate_limited_pool --dev       12 jobs on an embedded agent
 //   rate_limited_pool [jobs]      against CONSUL_HTTP_ADDR
 //
-// Ctrl+C: running jobs are cancelled, their permits released, contender keys deleted.
+// Ctrl+C: running jobs are cancelled, their permits released (contender keys deleted), and
+// their sessions destroyed.
 #include "example_main.hpp"
 
+#include <conclave/hold_scope.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
+const std::string pool_prefix = "service/example/pool";
 constexpr std::uint32_t slots = 3;
 
 struct pool_stats {
@@ -35,21 +40,25 @@ struct pool_stats {
     int most = 0;
 };
 
-// One job: its own session (a semaphore slot is held per session), a permit, the work.
-asio::awaitable<void> job(conclave::client& consul, int id, pool_stats& stats) {
-    auto s = co_await conclave::session::async_create(
-        consul, conclave::session_config{}.with_name("pool-job").with_ttl(10s));
-    conclave::semaphore sem{consul, "service/example/pool", slots};
-    auto work = [&]() -> asio::awaitable<void> {
-        auto permit = co_await sem.async_acquire(s);
+// One job: its own session (a semaphore slot is held per session), at most 10 s of waiting
+// for a slot, then the work. Returns whether it ran.
+asio::awaitable<bool> job(conclave::client& consul, int id, pool_stats& stats) {
+    conclave::semaphore sem{consul, pool_prefix, slots};
+    auto work = [&](conclave::permit) -> asio::awaitable<void> {
         stats.most = std::max(stats.most, ++stats.running);
         std::printf("job %2d runs (%d of %u slots busy)\n", id, stats.running, slots);
         asio::steady_timer t{co_await asio::this_coro::executor, 150ms};
-        co_await t.async_wait(asio::use_awaitable);
+        co_await t.async_wait(asio::use_awaitable); // cancelled if the permit is lost
         --stats.running;
-        co_await permit.async_release();
     };
-    co_await examples::work_in_session(s, work(), "job's session");
+    auto in_session = [&](conclave::session& s) -> asio::awaitable<bool> {
+        co_return co_await conclave::try_with_permit(sem, s, 10s, work);
+    };
+    const bool ran = co_await conclave::with_session(
+        consul, conclave::session_config{}.with_name("pool-job").with_ttl(10s), in_session);
+    if (!ran)
+        std::printf("job %2d: no slot within 10 s, skipped\n", id);
+    co_return ran;
 }
 
 } // namespace
@@ -60,19 +69,30 @@ int main(int argc, char** argv) {
         [argc, argv](conclave::client& consul, bool dev) -> asio::awaitable<void> {
             const int jobs = (!dev && argc > 1) ? std::stoi(argv[1]) : 12;
             pool_stats stats;
-            // Jobs in groups of four, each group awaited with &&: cancellation (Ctrl+C)
-            // reaches every running job.
-            for (int first = 0; first < jobs; first += 4) {
-                auto a = job(consul, first, stats);
-                auto b = job(consul, first + 1, stats);
-                auto c = job(consul, first + 2, stats);
-                auto d = job(consul, first + 3, stats);
-                co_await (std::move(a) && std::move(b) && std::move(c) && std::move(d));
-            }
-            std::printf("at most %d jobs ran at once (limit %u)\n", stats.most, slots);
+            // Every job at once, until all are done. The first failure cancels the others,
+            // and so does Ctrl+C (cancelling this coroutine).
+            auto ex = co_await asio::this_coro::executor;
+            auto start = [&](int id) {
+                return asio::co_spawn(ex, job(consul, id, stats), asio::deferred);
+            };
+            std::vector<decltype(start(0))> group;
+            for (int id = 0; id < jobs; ++id)
+                group.push_back(start(id));
+            auto [order, failures, ran] =
+                co_await asio::experimental::make_parallel_group(std::move(group))
+                    .async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
+            for (auto i : order)
+                if (failures[i])
+                    std::rethrow_exception(failures[i]);
+
+            const auto skipped = std::count(ran.begin(), ran.end(), false);
+            std::printf("at most %d jobs ran at once (limit %u), %td skipped\n", stats.most, slots,
+                        skipped);
             if (stats.most > static_cast<int>(slots))
                 throw std::runtime_error("the limit was exceeded");
-            conclave::semaphore sem{consul, "service/example/pool", slots};
+            if (dev && skipped > 0)
+                throw std::runtime_error("a job got no slot");
+            conclave::semaphore sem{consul, pool_prefix, slots};
             co_await sem.async_destroy();
         });
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
-// The README's example: a session, a lock taken with Go api.Lock's layout, a blocking read.
-// Run it against any Consul (CONSUL_HTTP_ADDR), e.g. `conclave agent -dev`.
+// The client without the recipes: a session, a lock taken with Go api.Lock's layout, a
+// blocking read, each one request of Consul's HTTP API. No renewals, no lost signal, no
+// retries: conclave::lock and the hold scopes (conclave/hold_scope.hpp) add those. Run it
+// against any Consul (CONSUL_HTTP_ADDR), e.g. `conclave agent -dev`.
 #include <conclave/client.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -23,9 +25,11 @@ asio::awaitable<void> take_the_lock(conclave::client& consul) {
         conclave::kv_put_options{}.with_acquire(session).with_flags(conclave::lock_flag_value));
     std::printf("acquired: %s\n", held ? "yes" : "no");
 
-    // Blocking read: returns when the key changes, or after 30 s.
-    auto r = co_await consul.async_kv_get("service/billing/leader",
-                                          conclave::query_options::blocking(1, 30s));
+    // A read, then a blocking read from its index: Consul answers when the key changes
+    // (nobody changes it here), or after the wait, 1 s.
+    auto r = co_await consul.async_kv_get("service/billing/leader");
+    r = co_await consul.async_kv_get("service/billing/leader",
+                                     conclave::query_options::blocking(r.meta.index, 1s));
     if (r.entry)
         std::printf("held by %s, LockIndex %llu\n", r.entry->session.c_str(),
                     static_cast<unsigned long long>(r.entry->lock_index));
