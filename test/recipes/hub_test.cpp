@@ -4,6 +4,7 @@
 // Proven by counting the requests the agent served.
 #include "recipes_fixture.hpp"
 
+#include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/semaphore.hpp>
 
@@ -273,8 +274,9 @@ bool out_of_work_when_done(asio::io_context& ioc, asio::awaitable<void> work) {
     REQUIRE(done);
     if (failed)
         std::rethrow_exception(failed);
-    while (ioc.poll() > 0) {
-    }
+    // Out of work once the answers to reads in flight came (prompt: our own writes outdated
+    // them), not after a blocking query's wait (15 s) nor a linger.
+    ioc.run_for(10s);
     return ioc.stopped();
 }
 
@@ -317,4 +319,33 @@ TEST_CASE("the query of a key ends with the last lock or semaphore object on it"
             CHECK(out_of_work_when_done(ioc, work()));
         }
     }
+}
+
+// Each hold on a lock object of its own, long enough for its monitor's query to start: the
+// release outdates the query, whose answer then comes at once. Ending it instead would
+// leave its connection counted until its wait is over, and a few holds would take every
+// connection of the client.
+TEST_CASE_METHOD(recipes_fixture,
+                 "short holds on lock objects of their own keep the connections free",
+                 "[lock][hub]") {
+    auto cfg = server.client_config();
+    cfg.max_connections = 4;
+    client few{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(few, quick(10s));
+        int held = 0;
+        for (int i = 0; i < 40; ++i) {
+            lock task{few, p + "task-" + std::to_string(i)};
+            co_await with_lock(task, s, [&](lock_lease) -> asio::awaitable<void> {
+                co_await sleep(5ms); // (the monitor's query starts after 1 ms)
+                ++held;
+            });
+        } // (the lock object goes right after its release, its query's answer still due)
+        CHECK(held == 40);
+        co_await s.async_destroy();
+        co_await few.async_kv_delete(p + "task-", kv_delete_options{}.with_recurse());
+    };
+    // Forty short holds need no more than a few seconds; with connections held for a
+    // query's wait (15 s) each, four connections would take minutes.
+    run(ioc, body(), 60s);
 }

@@ -124,9 +124,14 @@ void shared_query::unsubscribe_for_handle() {
 void shared_query::end_if_unowned() {
     if (!running_ || subscribers_ > 0 || !unowned())
         return;
-    // Whichever wait the loop is in ends, and the loop with it.
+    // Whichever wait the loop is in ends, and the loop with it. Except a read that a write
+    // of ours has already outdated (a release, typically): Consul answers it at once, so
+    // it is left to finish. Ended, it would keep its connection counted until its wait is
+    // over, at Consul (1.8) and in the pool (see client.cpp): a loop of short holds, each
+    // on a lock object of its own, would take every connection for a wait each.
     idle_timer_.cancel();
-    stop_read();
+    if (!(reading_ && asked_index_ > 0 && state_index_ > asked_index_))
+        stop_read();
     linger_end_.notify_all();
     subscribers_changed_.notify_all();
 }
