@@ -88,12 +88,10 @@ enum class hold_health {
 /// expired it before then, so giving up at that moment is always early enough), or when it
 /// is destroyed. Loss is final: create a new session to continue.
 ///
-/// `async_run` must be running for the session to be renewed, typically next to the work
-/// that needs it: `co_await (s.async_run(asio::as_tuple(asio::use_awaitable)) || work())`,
-/// with a `work()` that does not throw. (Asio's `||` ends with the first operand that
-/// succeeds: a loss thrown as an exception would leave `work()` running, and a `work()`
-/// that throws would leave the session renewing. docs/howto/sessions.md,
-/// "Race the session with your work".)
+/// `async_run` must be running for the session to be renewed. conclave::with_session
+/// (conclave/hold_scope.hpp) runs it beside the work that needs the session, cancels that
+/// work when the session is lost, and destroys the session however the work ends: use it
+/// rather than racing async_run by hand (docs/howto/sessions.md).
 ///
 /// A session is a cheap handle; copies share the same state. It lives on its client's
 /// executor and is not thread-safe. When the program's last handle goes away without the

@@ -578,6 +578,10 @@ TEST_CASE_METHOD(recipes_fixture,
         CHECK(ec == errc::conflict);
         co_await consul.async_kv_delete(p + "leader");
 
+        // A session Consul refuses to create (a TTL below its minimum): not retried.
+        auto [refused] = co_await el.async_run(quick(1ms), idle, awaitable_tuple);
+        CHECK(refused == errc::invalid_argument);
+
         // The task's exception, after the release.
         auto failing = [](leadership) -> asio::awaitable<void> {
             throw std::runtime_error("leader task bug");

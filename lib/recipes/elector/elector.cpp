@@ -267,9 +267,26 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
     for (;;) {
         // (Not a structured binding: the lambdas below capture the session, which clang
         // before 16 refuses for a binding.)
-        auto created = co_await session::async_create(E->consul, cfg, tuple_awaitable);
-        const error_code created_ec = std::get<0>(created);
+        auto created =
+            co_await session::async_create(E->consul, cfg, with_diagnostics(tuple_awaitable));
         session& s = std::get<1>(created);
+        error_code created_ec;
+        if (const auto failure = std::get<0>(created)) {
+            try {
+                std::rethrow_exception(failure);
+            } catch (const conclave::error& e) {
+                created_ec = e.code();
+                if (diag)
+                    *diag = e.diag();
+                // Consul answers a session it refuses to create (its TTL out of the range the
+                // servers accept, for one) with a 500, which is otherwise transient: its
+                // text tells them apart. A new session would be refused the same.
+                const auto& text = e.diag().server_message;
+                if (text.find("Invalid") != std::string::npos ||
+                    text.find("invalid") != std::string::npos)
+                    co_return make_error_code(errc::invalid_argument);
+            }
+        }
         if (created_ec == asio::error::operation_aborted || co_await cancelled()) {
             // (a session made as the cancellation came is dropped: its handle destroys it)
             co_return make_error_code(asio::error::operation_aborted);
