@@ -7,7 +7,7 @@
 # preset also runs the client, recipes, CLI and example suites against it (label consul),
 # and the client and recipes suites on a three-server cluster (label consul-cluster); the
 # asan preset runs the suites on the embedded dev agent only. With no preset named, the
-# libFuzzer targets then run for FUZZ_SECONDS (default 60) each (scripts/fuzz.sh).
+# libFuzzer targets then run for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).
 #
 # Each stage prints its wall time as it ends, and the last lines are a table of them
 # (test/README.md, "How long the tests take").
@@ -74,7 +74,7 @@ if [ "${fuzz}" = true ]; then
     scripts/fuzz.sh --build-only
     end "fuzz: build"
     begin "fuzz: runs"
-    scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+    scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
     end "fuzz: runs"
 fi
 consul_note=""
