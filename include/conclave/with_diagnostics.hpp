@@ -24,9 +24,11 @@ namespace conclave {
 /// conclave::error with the failure's diagnostics. With `asio::use_awaitable` (the
 /// default), `co_await` throws it.
 ///
-/// Only conclave's operations accept it. To handle errors as values, pass a token that keeps
-/// the error code (`asio::as_tuple(asio::deferred)`, a callback) and, for Consul's text, a
-/// `diagnostics` through the operation's options.
+/// Only conclave's operations accept it. To handle errors as values with Consul's text,
+/// await with conclave::as_outcome (below): the failure comes as an exception_ptr to a
+/// conclave::error, error_code_of() gives its code. A token that keeps the error code
+/// (`asio::as_tuple(asio::deferred)`, a callback) loses the text, except where the
+/// operation's options take a `diagnostics*` (client requests, semaphore_options).
 template <class Token>
 struct with_diagnostics_t {
     Token token; ///< the adapted token

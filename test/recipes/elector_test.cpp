@@ -600,3 +600,34 @@ TEST_CASE_METHOD(recipes_fixture,
     };
     run(ioc, body());
 }
+
+// Two electors of one process on one key, sharing a session: one leads at a time (the lock
+// beneath them does not let a session's second acquire share the key).
+TEST_CASE_METHOD(recipes_fixture, "electors sharing one session take turns leading",
+                 "[elector][shared-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        elector first{consul, p + "leader", elector_options{}.with_value("first")};
+        elector second{consul, p + "leader", elector_options{}.with_value("second")};
+        int leading = 0, most = 0, terms = 0;
+        asio::steady_timer done{ioc, asio::steady_timer::time_point::max()};
+        // Each term ends by itself after a moment; the elector then campaigns again.
+        auto term = [&](leadership) -> asio::awaitable<void> {
+            most = std::max(most, ++leading);
+            co_await sleep(5ms);
+            --leading;
+            if (++terms == 10)
+                done.cancel();
+        };
+        auto wait_done = [&]() -> asio::awaitable<void> {
+            co_await done.async_wait(awaitable_tuple);
+        };
+        co_await (first.async_run(s, term, awaitable_tuple) ||
+                  second.async_run(s, term, awaitable_tuple) || wait_done());
+        CHECK(terms >= 10);
+        CHECK(most == 1);
+        co_await consul.async_kv_delete(p + "leader");
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
