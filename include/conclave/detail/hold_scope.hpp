@@ -81,6 +81,24 @@ asio::awaitable<void> release_grant(Grant& grant, const session& s) {
     }
 }
 
+/// Runs `body(arg)` (`arg` is the body's own copy of the grant or session: it may move from
+/// it) and keeps its outcome: the value in `result`, or what it threw in `failure`.
+template <class R, class Body, class Arg>
+asio::awaitable<void> run_body_into(Body& body, Arg arg, scope_result_t<R>& result,
+                                    std::exception_ptr& failure) {
+    try {
+        if constexpr (std::is_void_v<R>) {
+            co_await body(arg);
+            result.emplace();
+        } else {
+            R value = co_await body(arg);
+            result.emplace(std::move(value));
+        }
+    } catch (...) {
+        failure = std::current_exception();
+    }
+}
+
 /// The whole scope, as a coroutine chain of its own (co_spawned by with_lock and the others):
 /// its cancellation settings stay its own, and the caller's cancellation reaches it through
 /// co_spawn. `acquire()` returns the awaitable acquire (with_diagnostics(as_tuple): an
@@ -119,21 +137,8 @@ hold(session s, Acquire acquire, Body body, const char* lost_message) {
         failure = std::make_exception_ptr(
             boost::system::system_error(make_error_code(asio::error::operation_aborted)));
     } else {
-        Grant arg = grant; // (the body's copy: it may move from it)
         // Named: the coroutines below refer to these lambdas, which must outlive them.
-        auto run_body = [&]() -> asio::awaitable<void> {
-            try {
-                if constexpr (std::is_void_v<result_type>) {
-                    co_await body(arg);
-                    result.emplace();
-                } else {
-                    result_type value = co_await body(arg);
-                    result.emplace(std::move(value));
-                }
-            } catch (...) {
-                failure = std::current_exception();
-            }
-        };
+        auto run_body = [&] { return run_body_into<result_type>(body, grant, result, failure); };
         auto watch_loss = [&]() -> asio::awaitable<void> {
             auto [ec] = co_await grant.async_wait_lost(tuple_awaitable);
             lost = ec;
@@ -190,20 +195,7 @@ session_scope(client c, session_config cfg, Body body) {
     auto renew = [&]() -> asio::awaitable<void> {
         co_await s.async_run(asio::bind_cancellation_slot(stop_renewing.slot(), tuple_awaitable));
     };
-    auto run_body = [&]() -> asio::awaitable<void> {
-        try {
-            session arg = s; // (the body's copy: it may move from it)
-            if constexpr (std::is_void_v<result_type>) {
-                co_await body(arg);
-                result.emplace();
-            } else {
-                result_type value = co_await body(arg);
-                result.emplace(std::move(value));
-            }
-        } catch (...) {
-            failure = std::current_exception();
-        }
-    };
+    auto run_body = [&] { return run_body_into<result_type>(body, s, result, failure); };
     auto watch_loss = [&]() -> asio::awaitable<void> {
         auto [ec] = co_await s.async_wait_lost(tuple_awaitable);
         lost = ec;
