@@ -9,6 +9,7 @@
 #include <conclave/elector.hpp>
 #include <conclave/error.hpp>
 #include <conclave/fence.hpp>
+#include <conclave/grant.hpp>
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/log.hpp>

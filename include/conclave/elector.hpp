@@ -87,40 +87,18 @@ struct elector_options {
     }
 };
 
-/// What the leader task gets: the grant it leads under.
-class leadership {
+/// What the leader task gets: the grant it leads under, a lock lease of the elector's key
+/// (conclave/grant.hpp lists what every grant offers).
+class leadership : public lock_lease {
 public:
     leadership() = default; ///< no term (an empty lease)
     /// The term held with `l`.
-    explicit leadership(lock_lease l)
-        : lease_(std::move(l)) {}
-    /// The term's fencing token: pass it to stores that must refuse a deposed leader.
-    const fencing_token& token() const noexcept { return lease_.token(); }
-    /// The lease itself, e.g. for async_guarded_txn (writes that apply only while leading).
-    const lock_lease& lease() const noexcept { return lease_; }
-    /// Completes when the term ends (lock_lease::async_wait_lost).
-    template <class Token = default_token_t>
-    auto async_wait_lost(Token&& token = {}) const {
-        return lease_.async_wait_lost(std::forward<Token>(token));
-    }
-    /// Ends the term: releases the key (lock_lease::async_release). For a term of
-    /// async_campaign; async_run ends its terms itself.
-    template <class Token = default_token_t>
-    auto async_release(Token&& token = {}) const {
-        return lease_.async_release(std::forward<Token>(token));
-    }
-    /// held, jeopardy or lost (see hold_health and lock_lease::health).
-    hold_health health() const { return lease_.health(); }
-    /// Time the term may still be trusted if no renewal succeeds (lock_lease::remaining).
-    std::chrono::steady_clock::duration remaining() const { return lease_.remaining(); }
-    /// Completes when health() differs from `seen` (lock_lease::async_wait_health_change).
-    template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
-        return lease_.async_wait_health_change(seen, std::forward<Token>(token));
-    }
-
-private:
-    lock_lease lease_;
+    explicit leadership(lock_lease l) noexcept
+        : lock_lease(std::move(l)) {}
+    /// The term as a lock lease (it is one: token, async_guarded_txn for writes that apply
+    /// only while leading, async_release to end a term of async_campaign; async_run ends
+    /// its terms itself).
+    const lock_lease& lease() const noexcept { return *this; }
 };
 
 /// The leader task: runs while this process leads; cancelled (terminal cancellation: its

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <conclave/detail/export.hpp>
+#include <conclave/grant.hpp>
 #include <conclave/session.hpp>
 
 #include <chrono>
@@ -17,36 +18,8 @@ namespace conclave {
 
 namespace detail {
 struct lock_state;
-struct lease_state;
 struct lease_factory;
 } // namespace detail
-
-/// Identifies one grant of a lock. Grants of the same key are ordered by `modify_index`
-/// (the Raft index of the acquiring write): a later grant always has a larger one, so a
-/// store that remembers the largest token it has seen can refuse writes from a holder that
-/// lost the lock (the fencing pattern). Not an aggregate (see conclave/consul/request.hpp):
-/// a `fencing_token{}` argument in a co_await expression is then safe with g++ 12.
-struct CONCLAVE_DECL fencing_token {
-    /// An empty token (modify_index 0), which no fence admits.
-    fencing_token() = default;
-    /// The token of the grant of `key_` to `session_` by the write at `modify_index_`.
-    fencing_token(std::string key_, std::string session_, std::uint64_t lock_index_,
-                  std::uint64_t modify_index_)
-        : key(std::move(key_))
-        , session(std::move(session_))
-        , lock_index(lock_index_)
-        , modify_index(modify_index_) {}
-
-    std::string key;                ///< the lock's key
-    std::string session;            ///< the session that acquired it
-    std::uint64_t lock_index = 0;   ///< Consul's LockIndex after the acquire
-    std::uint64_t modify_index = 0; ///< ModifyIndex of the acquiring write
-
-    bool operator==(const fencing_token&) const = default;
-    /// "<modify_index>:<lock_index>:<session>:<key>" (modify_index first so that tokens of
-    /// one key compare in grant order as numbers).
-    std::string to_string() const;
-};
 
 /// How a lock waits, watches a held key and serves its waiters. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
@@ -118,54 +91,13 @@ struct lock_options {
     }
 };
 
-/// A held lock. Copies share the same grant.
-class CONCLAVE_DECL lock_lease {
+/// A held lock: a grant (token, held, health, remaining, async_wait_lost,
+/// async_wait_health_change, async_release; see conclave/grant.hpp) that can also guard
+/// writes. Copies share the same grant.
+class CONCLAVE_DECL lock_lease : public grant {
 public:
     /// No grant (valid() is false): assign one that an acquire completed with.
     lock_lease() = default;
-
-    /// False for a default-constructed lease.
-    bool valid() const noexcept { return state_ != nullptr; }
-    /// The grant's fencing token (also after the lease was lost: it names the grant).
-    const fencing_token& token() const noexcept;
-    /// The token while this process may still consider the lock held: not released, not
-    /// seen lost, and the session's local deadline not passed. Synchronous, no I/O.
-    std::optional<fencing_token> held() const;
-
-    /// Completes when the lock is lost: errc::lock_lost when the key changed owner, was
-    /// deleted or released, or could not be read for monitor_retries tries;
-    /// the session's loss reason when it was lost (errc::session_invalidated) or its local
-    /// deadline passed (errc::session_expired).
-    /// Never completes with success. operation_aborted when cancelled.
-    template <class Token = default_token_t>
-    auto async_wait_lost(Token&& token = {}) const {
-        return detail::initiate<void(error_code)>(token, &lock_lease::wait_lost_impl, state_);
-    }
-
-    /// held, jeopardy (its session's renewals failing or late) or lost, now; lost once
-    /// released or seen lost. Synchronous, no I/O: a change of the key is seen only while
-    /// async_wait_lost (or with_lock) watches it.
-    hold_health health() const;
-    /// Time left before the session's local deadline (zero once lost or released): how
-    /// long this grant may still be trusted if no renewal succeeds.
-    std::chrono::steady_clock::duration remaining() const;
-    /// Completes as soon as health() differs from `seen`, with the new health
-    /// (`void(error_code, hold_health)`). For example, from held, when renewals start
-    /// failing, so that no new work is started on a grant that may not outlive it. See
-    /// session::async_wait_health_change.
-    template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
-        return detail::initiate<void(error_code, hold_health)>(
-            token, &lock_lease::wait_health_change_impl, state_, seen);
-    }
-
-    /// Releases the lock (keeping its flags and value, so Go clients still recognise it).
-    /// Retry-safe: releasing a lock that is no longer held succeeds; on a transport error
-    /// the lease stays held and the call can be repeated.
-    template <class Token = default_token_t>
-    auto async_release(Token&& token = {}) const {
-        return detail::initiate<void(error_code)>(token, &lock_lease::release_impl, state_);
-    }
 
     /// The fencing pattern: runs `ops` in one /v1/txn that first checks the lock's key is
     /// still held by this lease's session (check-session), so nothing is written once the
@@ -181,18 +113,10 @@ public:
 
 private:
     friend struct detail::lease_factory;
-    using state_ptr = std::shared_ptr<detail::lease_state>;
-    explicit lock_lease(state_ptr s)
-        : state_(std::move(s)) {}
-    static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
-    static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
-    static void
-    wait_health_change_impl(state_ptr s, hold_health seen,
-                            asio::any_completion_handler<void(error_code, hold_health)> h);
+    explicit lock_lease(state_ptr s) noexcept
+        : grant(std::move(s)) {}
     static void guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
                                  asio::any_completion_handler<void(error_code, txn_result)> h);
-
-    state_ptr state_;
 };
 
 /// A lock on one key, compatible with Consul's Go api.Lock and `consul lock`: the key holds

@@ -18,7 +18,6 @@ namespace conclave {
 
 namespace detail {
 struct semaphore_state;
-struct permit_state;
 struct permit_factory;
 } // namespace detail
 
@@ -63,66 +62,21 @@ struct semaphore_options {
     }
 };
 
-/// One slot of a semaphore. Copies share the same grant.
-class CONCLAVE_DECL permit {
+/// One slot of a semaphore: a grant (conclave/grant.hpp) whose token has key
+/// `<prefix>/.lock`, the session, and the ModifyIndex of the write that added this session to
+/// the holders (ordered like a lock's tokens). It is lost when its session left the holder
+/// set (pruned because its contender key vanished, or removed by someone), and its release
+/// leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender key.
+/// Copies share the same grant.
+class CONCLAVE_DECL permit : public grant {
 public:
     /// No slot (valid() is false): assign one that an acquire completed with.
     permit() = default;
 
-    /// False for a default-constructed permit.
-    bool valid() const noexcept { return state_ != nullptr; }
-    /// key = `<prefix>/.lock`, the session, and the ModifyIndex of the write that added this
-    /// session to the holders (ordered like a lock's tokens).
-    const fencing_token& token() const noexcept;
-    /// The token while the permit may still be considered held (synchronous, no I/O).
-    std::optional<fencing_token> held() const;
-
-    /// Completes when the permit is lost: errc::lock_lost when this session left the
-    /// holder set (pruned because its contender key vanished, or removed by someone), or
-    /// the prefix could not be read for monitor_retries tries; the session's loss reason
-    /// (errc::session_invalidated or errc::session_expired) when the session was lost. Never
-    /// success; operation_aborted when cancelled.
-    template <class Token = default_token_t>
-    auto async_wait_lost(Token&& token = {}) const {
-        return detail::initiate<void(error_code)>(token, &permit::wait_lost_impl, state_);
-    }
-
-    /// held, jeopardy (its session's renewals failing or late) or lost, now; lost once
-    /// released or seen lost. Synchronous, no I/O: a change of the key is seen only while
-    /// async_wait_lost (or with_permit) watches it.
-    hold_health health() const;
-    /// Time left before the session's local deadline (zero once lost or released): how
-    /// long this grant may still be trusted if no renewal succeeds.
-    std::chrono::steady_clock::duration remaining() const;
-    /// Completes as soon as health() differs from `seen`, with the new health
-    /// (`void(error_code, hold_health)`). For example, from held, when renewals start
-    /// failing, so that no new work is started on a grant that may not outlive it. See
-    /// session::async_wait_health_change.
-    template <class Token = default_token_t>
-    auto async_wait_health_change(hold_health seen, Token&& token = {}) const {
-        return detail::initiate<void(error_code, hold_health)>(
-            token, &permit::wait_health_change_impl, state_, seen);
-    }
-
-    /// Leaves the holder set (CAS on `.lock`, retried on races) and deletes the contender
-    /// key. Retry-safe.
-    template <class Token = default_token_t>
-    auto async_release(Token&& token = {}) const {
-        return detail::initiate<void(error_code)>(token, &permit::release_impl, state_);
-    }
-
 private:
     friend struct detail::permit_factory;
-    using state_ptr = std::shared_ptr<detail::permit_state>;
-    explicit permit(state_ptr s)
-        : state_(std::move(s)) {}
-    static void wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
-    static void release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);
-    static void
-    wait_health_change_impl(state_ptr s, hold_health seen,
-                            asio::any_completion_handler<void(error_code, hold_health)> h);
-
-    state_ptr state_;
+    explicit permit(state_ptr s) noexcept
+        : grant(std::move(s)) {}
 };
 
 /// A counting semaphore on a KV prefix, compatible with Consul's Go api.Semaphore and

@@ -7,7 +7,10 @@
 #include "recipes/common/shared_query.hpp"
 #include "recipes/session/session_state.hpp"
 
-#include <conclave/lock.hpp>
+#include <conclave/grant.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
 #include <memory>
@@ -22,9 +25,19 @@ struct grant_state {
         , token(std::move(t)) {
         ++session->open_grants;
     }
-    ~grant_state() { close(); }
+    virtual ~grant_state() { close(); }
     grant_state(const grant_state&) = delete;
     grant_state& operator=(const grant_state&) = delete;
+
+    // What differs between the recipes (conclave::grant calls these).
+    /// The executor of the recipe's client.
+    virtual asio::any_io_executor executor() const = 0;
+    /// Starts async_wait_lost: `self` is this grant.
+    virtual void start_wait_lost(std::shared_ptr<grant_state> self,
+                                 asio::any_completion_handler<void(error_code)> h) = 0;
+    /// Starts async_release: `self` is this grant.
+    virtual void start_release(std::shared_ptr<grant_state> self,
+                               asio::any_completion_handler<void(error_code)> h) = 0;
 
     /// Records the first reason the grant ended and wakes its waiters. A loss (not our
     /// release) is reported.
@@ -93,6 +106,10 @@ private:
     }
     bool open_ = true;
 };
+
+/// Completes `h` with errc::invalid_argument: the operation was asked of an empty grant (a
+/// default-constructed lease, permit or leadership).
+void refuse_empty_grant(asio::any_completion_handler<void(error_code, txn_result)> h);
 
 /// A grant's monitor subscribes to the hub's query (which then runs) only this long after
 /// it began. A holder that releases sooner (a short critical section) would have paid a

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// lock_lease: the lost signal (key watch, session loss, local deadline) and release.
+// lock_lease: the lost signal (key watch, session loss, local deadline), release and
+// guarded writes.
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
@@ -41,59 +42,32 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<l
     co_return result{error_code{}, std::move(t)};
 }
 
-const std::shared_ptr<lease_state>& require(const std::shared_ptr<lease_state>& s) {
-    if (!s)
-        throw boost::system::system_error(make_error_code(errc::invalid_argument),
-                                          "operation on an empty conclave::lock_lease");
-    return s;
-}
-
 } // namespace
 
-const fencing_token& lock_lease::token() const noexcept {
-    return state_->token;
-}
-
-std::optional<fencing_token> lock_lease::held() const {
-    return state_ ? state_->held() : std::nullopt;
-}
-
-hold_health lock_lease::health() const {
-    return state_ ? state_->health(clock::now()) : hold_health::lost;
-}
-
-clock::duration lock_lease::remaining() const {
-    return state_ ? state_->remaining(clock::now()) : clock::duration::zero();
-}
-
-void lock_lease::wait_health_change_impl(
-    state_ptr s, hold_health seen, asio::any_completion_handler<void(error_code, hold_health)> h) {
-    auto ex = require(s)->lock->consul.get_executor();
-    auto session = s->session;
-    detail::spawn_op(ex, detail::wait_health_change(std::move(session), std::move(s), seen),
-                     std::move(h));
-}
-
-void lock_lease::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
-    auto ex = require(s)->lock->consul.get_executor();
-    auto& hub = *s->lock->hub;
+void detail::lease_state::start_wait_lost(std::shared_ptr<grant_state> self,
+                                          asio::any_completion_handler<void(error_code)> h) {
+    auto& H = *lock->hub;
     // Held while the key names our session (not deleted, released or taken over).
-    auto still_held = [&hub, session = s->token.session] {
-        return hub.entry() && hub.entry()->session == session;
+    auto still_held = [&H, session = token.session] {
+        return H.entry() && H.entry()->session == session;
     };
-    const auto retries = s->lock->opts.monitor_retries;
-    detail::start_grant_loss_wait(ex, std::move(s), hub, retries, still_held, std::move(h));
+    start_grant_loss_wait(executor(), std::move(self), H, lock->opts.monitor_retries, still_held,
+                          std::move(h));
+}
+
+void detail::lease_state::start_release(std::shared_ptr<grant_state> self,
+                                        asio::any_completion_handler<void(error_code)> h) {
+    spawn_op(executor(), release_lease(std::static_pointer_cast<lease_state>(std::move(self))),
+             std::move(h));
 }
 
 void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
                                   asio::any_completion_handler<void(error_code, txn_result)> h) {
-    auto ex = require(s)->lock->consul.get_executor();
-    detail::spawn_op(ex, guarded_txn(std::move(s), std::move(ops)), std::move(h));
-}
-
-void lock_lease::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
-    auto ex = require(s)->lock->consul.get_executor();
-    detail::spawn_op(ex, detail::release_lease(std::move(s)), std::move(h));
+    if (!s)
+        return detail::refuse_empty_grant(std::move(h));
+    auto L = std::static_pointer_cast<lease_state>(std::move(s));
+    auto ex = L->executor();
+    detail::spawn_op(ex, guarded_txn(std::move(L), std::move(ops)), std::move(h));
 }
 
 } // namespace conclave

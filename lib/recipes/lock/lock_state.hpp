@@ -41,6 +41,12 @@ struct lease_state : grant_state {
             lock->hub->poke();
     }
 
+    asio::any_io_executor executor() const override { return lock->consul.get_executor(); }
+    void start_wait_lost(std::shared_ptr<grant_state> self,
+                         asio::any_completion_handler<void(error_code)> h) override;
+    void start_release(std::shared_ptr<grant_state> self,
+                       asio::any_completion_handler<void(error_code)> h) override;
+
     std::shared_ptr<lock_state> lock;
 };
 

@@ -427,47 +427,6 @@ const std::shared_ptr<State>& require(const std::shared_ptr<State>& s, const cha
 
 } // namespace
 
-const fencing_token& permit::token() const noexcept {
-    return state_->token;
-}
-
-std::optional<fencing_token> permit::held() const {
-    return state_ ? state_->held() : std::nullopt;
-}
-
-void permit::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
-    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
-    auto& sem = *s->sem;
-    // Held while `.lock` lists our session among the live holders (with our limit).
-    auto still_held = [&sem, session = s->token.session] {
-        auto r = detail::interpret(sem, sem.hub->lock_entry(), sem.hub->entries(), nullptr);
-        return !r.ec && r.record.holders.count(session) > 0;
-    };
-    const auto retries = sem.opts.monitor_retries;
-    detail::start_grant_loss_wait(ex, std::move(s), *sem.hub, retries, still_held, std::move(h));
-}
-
-hold_health permit::health() const {
-    return state_ ? state_->health(clock::now()) : hold_health::lost;
-}
-
-std::chrono::steady_clock::duration permit::remaining() const {
-    return state_ ? state_->remaining(clock::now()) : clock::duration::zero();
-}
-
-void permit::wait_health_change_impl(
-    state_ptr s, hold_health seen, asio::any_completion_handler<void(error_code, hold_health)> h) {
-    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
-    auto session = s->session;
-    detail::spawn_op(ex, detail::wait_health_change(std::move(session), std::move(s), seen),
-                     std::move(h));
-}
-
-void permit::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
-    auto ex = require(s, "operation on an empty conclave::permit")->sem->consul.get_executor();
-    detail::spawn_op(ex, detail::release_permit(std::move(s)), std::move(h));
-}
-
 semaphore::semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts)
     : state_(std::make_shared<semaphore_state>(c, std::move(prefix), limit, std::move(opts))) {
     if (limit == 0)

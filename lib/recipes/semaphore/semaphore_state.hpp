@@ -57,6 +57,13 @@ struct permit_state : grant_state {
         if (!released && !lost)
             hub.permit_dropped(token.session);
     }
+
+    asio::any_io_executor executor() const override { return sem->consul.get_executor(); }
+    void start_wait_lost(std::shared_ptr<grant_state> self,
+                         asio::any_completion_handler<void(error_code)> h) override;
+    void start_release(std::shared_ptr<grant_state> self,
+                       asio::any_completion_handler<void(error_code)> h) override;
+
     std::shared_ptr<semaphore_state> sem;
 };
 
