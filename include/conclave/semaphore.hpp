@@ -85,6 +85,17 @@ private:
 /// changed only by check-and-set. Holders whose session no longer holds a key under the
 /// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
 /// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
+///
+/// Crashed contenders: when a session ends without releasing (its holder killed, then its
+/// TTL run out, or invalidated), Consul deletes its contender key only for behavior
+/// `delete`; with `release` (session_config's default) the key stays, with no session, for
+/// ever (Go's api.Semaphore leaves it there). An acquire that adds itself to the holders
+/// deletes such keys in the same transaction as its check-and-set on `.lock`, each by
+/// check-and-set at the ModifyIndex it read (a key written since fails the transaction,
+/// which is retried on a fresh read): only direct children named like a session ID, with
+/// the semaphore flags and no session; never `.lock`, a key with other flags, or a key a
+/// session holds. At most 32 per transaction; none once Consul's ACLs refused such a delete
+/// (the acquire then goes on without them).
 class CONCLAVE_DECL semaphore {
 public:
     /// A semaphore of `limit` slots under `prefix`, used through `c` (a copy of the handle is
@@ -126,7 +137,8 @@ public:
     }
 
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
-    /// while in use or when its flags differ. Contender keys are not touched.
+    /// while in use or when its flags differ. Contender keys are not touched (the next
+    /// acquire deletes those of crashed contenders).
     template <class Token = default_token_t>
     auto async_destroy(Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &semaphore::destroy_impl, state_);

@@ -173,6 +173,43 @@ TEST_CASE("lock: semaphore slot loss terminates the child and cleans up", "[lock
     CHECK(code == 3);
 }
 
+TEST_CASE("lock: semaphore contenders killed with SIGKILL leave no contender key", "[lock]") {
+    cli_fixture f;
+    const std::string prefix = "svc/sem-killed";
+    const auto tok = f.path("tokens");
+    auto under_prefix = [&] {
+        std::vector<std::string> keys;
+        for (const auto& e : f.keys())
+            if (e.key.starts_with(prefix + "/"))
+                keys.push_back(e.key);
+        return keys;
+    };
+    // Two holders and a waiter, killed: nothing of theirs can clean up.
+    std::vector<std::unique_ptr<process>> killed;
+    for (int i = 0; i < 3; ++i)
+        killed.push_back(
+            f.run({"lock", "-n=2", prefix, "echo $CONCLAVE_LOCK_TOKEN >> " + tok + "; sleep 600"}));
+    REQUIRE(
+        poll_until([&] { return read_lines(tok).size() == 2 && f.sessions().size() == 3; }, 30s));
+    REQUIRE(poll_until([&] { return under_prefix().size() == 4; }, 30s)); // .lock, 3 contenders
+    for (auto& p : killed) {
+        p->signal(SIGKILL);
+        CHECK(p->wait(30s) == 128 + SIGKILL);
+    }
+    CHECK(under_prefix().size() == 4);
+    // Their sessions end as their TTLs would make them end. The CLI's semaphore sessions
+    // have behavior "delete" (as Go's api.Semaphore's own): Consul deletes their keys.
+    for (const auto& s : f.sessions())
+        REQUIRE(f.agent.expire_session(s.id));
+    CHECK(under_prefix() == std::vector<std::string>{prefix + "/.lock"});
+    // A live contender takes a slot, then deletes what it created: nothing is left.
+    auto live = f.run({"lock", "-n=2", prefix, "true"});
+    const int code = live->wait(30s);
+    INFO(live->err());
+    CHECK(code == 0);
+    CHECK(under_prefix().empty());
+}
+
 TEST_CASE("lock: a server restart with empty state kills the child and exits 3", "[lock]") {
     for (const std::string limit : {"-n=1", "-n=2"}) {
         DYNAMIC_SECTION(limit) {

@@ -190,3 +190,44 @@ TEST_CASE_METHOD(acl_fixture,
         CHECK(text.find(acl_master_token) == std::string::npos);
     }
 }
+
+TEST_CASE_METHOD(acl_fixture,
+                 "with ACLs on, a semaphore acquire whose token may not delete a crashed "
+                 "contender's key still acquires",
+                 "[acl][real-consul][semaphore]") {
+    if (!consul)
+        return;
+    const std::string prefix = p + "sem";
+    const std::string dead_key = prefix + "/" + random_uuid();
+    // The documented policy, except that the crashed contender's key may only be read.
+    const auto token =
+        make_token(*consul, "conclave-no-sweep",
+                   minimal_rules(p) + "key \"" + dead_key + "\" { policy = \"read\" }\n");
+    auto body = [&]() -> asio::awaitable<void> {
+        client root = admin();
+        // A contender whose session ended: its key stays, with no session.
+        auto dead = co_await root.async_session_create(
+            session_options{}.with_ttl(15s).without_node_checks());
+        auto contender = kv_put_options{}.with_flags(semaphore_flag_value).with_acquire(dead);
+        co_await root.async_kv_put(dead_key, "", contender);
+        co_await root.async_session_destroy(dead);
+
+        client consul_app = make_client(token);
+        auto s = co_await session::async_create(consul_app, quick(10s));
+        semaphore sem{consul_app, prefix, 2};
+        for (int round = 0; round < 2; ++round) {
+            auto permit = co_await sem.async_acquire(s);
+            CHECK(permit.held());
+            co_await permit.async_release();
+        }
+        auto kept = co_await root.async_kv_get(dead_key);
+        CHECK(kept.entry); // not deleted: the token may not
+        co_await root.async_kv_delete(dead_key);
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+        const auto left = co_await leftovers();
+        CHECK(left.first == 0);
+        CHECK(left.second == 0);
+    };
+    run(ioc, body(), 60s);
+}

@@ -283,3 +283,65 @@ TEST_CASE_METHOD(recipes_fixture,
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "the contender keys of crashed holders are deleted by the next acquire",
+                 "[semaphore][sweep]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        const std::string pre = p + "crash";
+        // Another process's holders (conclave) and a Go-style waiter crash: their sessions
+        // end on Consul (destroyed here, as a TTL expiry or an invalidation ends them), which
+        // releases their contender keys (behavior "release", the default) and keeps them.
+        client other{ioc.get_executor(), server.client_config()};
+        semaphore theirs{other, pre, 2};
+        auto a = co_await session::async_create(other, quick(5s));
+        auto b = co_await session::async_create(other, quick(5s));
+        auto held_a = co_await theirs.async_acquire(a);
+        auto held_b = co_await theirs.async_acquire(b);
+        const auto raw = session_options{}.with_ttl(15s).without_node_checks();
+        auto go_waiter = co_await consul.async_session_create(raw);
+        auto go_live = co_await consul.async_session_create(raw);
+        const auto go_style = kv_put_options{}.with_flags(semaphore_flag_value);
+        for (const auto& id : {go_waiter, go_live})
+            co_await consul.async_kv_put(pre + "/" + id, "go",
+                                         kv_put_options{go_style}.with_acquire(id));
+        // Keys that are no dead contender's: never deleted.
+        const std::string user_key = pre + "/00000000-0000-4000-8000-000000000000";
+        co_await consul.async_kv_put(user_key, "flags 0, named like a session");
+        co_await consul.async_kv_put(pre + "/notes", "semaphore flags, not a session's name",
+                                     go_style);
+        for (const auto& id : {a.id(), b.id(), go_waiter})
+            co_await consul.async_session_destroy(id);
+        co_await held_a.async_wait_lost(awaitable_tuple); // their keys lost their session
+        co_await held_b.async_wait_lost(awaitable_tuple);
+
+        auto before = co_await consul.async_kv_list(pre + "/");
+        std::size_t released = 0;
+        for (const auto& e : before.entries)
+            released += e.session.empty() && e.flags == semaphore_flag_value &&
+                        e.key != pre + "/.lock" && e.key != pre + "/notes";
+        CHECK(released == 3); // kept by Consul, with no session: Go's api.Semaphore leaves them
+
+        // A live contender's acquire deletes them in its own transaction on `.lock`.
+        auto s = co_await session::async_create(consul, quick(5s));
+        semaphore ours{consul, pre, 2};
+        auto got = co_await ours.async_acquire(s);
+        CHECK(got.held());
+        auto after = co_await consul.async_kv_keys(pre + "/");
+        std::vector<std::string> expected{pre + "/.lock", pre + "/" + s.id(), pre + "/" + go_live,
+                                          user_key, pre + "/notes"};
+        std::sort(expected.begin(), expected.end());
+        CHECK(after.keys == expected);
+        auto lock_key = co_await consul.async_kv_get(pre + "/.lock");
+        REQUIRE(lock_key.entry);
+        CHECK(lock_key.entry->value == R"({"Limit":2,"Holders":{")" + s.id() + R"(":true}})");
+
+        co_await got.async_release();
+        co_await consul.async_session_destroy(go_live);
+        co_await consul.async_kv_delete(pre + "/", kv_delete_options{}.with_recurse());
+        co_await s.async_destroy();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-// The semaphore's .lock record: Go's JSON both ways, pruning, key joining.
+// The semaphore's .lock record: Go's JSON both ways, pruning, key joining, dead contender keys.
 #include "recipes/semaphore/semaphore_record.hpp"
 #include "support/catch.hpp"
 
@@ -48,4 +48,43 @@ TEST_CASE("keys are joined like Go's path.Join", "[semaphore]") {
     CHECK(join_key("svc/render/", ".lock") == "svc/render/.lock");
     CHECK(join_key("svc/render//", "/abc") == "svc/render/abc");
     CHECK(join_key("svc", "") == "svc/");
+}
+
+TEST_CASE("only released contender keys named after a session are dead", "[semaphore]") {
+    const std::string dead_a = "0b6b2e8c-5f5a-4c41-9d1e-1c3a9f0e7a10";
+    const std::string dead_b = "9F2C1D3E-0000-4ABC-8DEF-0123456789AB";
+    const std::string live = "1a2b3c4d-1111-2222-3333-444455556666";
+    auto entry = [](std::string key, std::string session, std::uint64_t flags,
+                    std::uint64_t index) {
+        kv_entry e;
+        e.key = std::move(key);
+        e.session = std::move(session);
+        e.flags = flags;
+        e.modify_index = index;
+        return e;
+    };
+    const std::vector<kv_entry> entries{
+        entry("p/" + dead_a, "", semaphore_flag_value, 11),
+        entry("p/" + dead_b, "", semaphore_flag_value, 12),
+        entry("p/" + live, live, semaphore_flag_value, 13), // held: alive
+        entry("p/.lock", "", semaphore_flag_value, 14),     // the record
+        entry("p/2a2b3c4d-1111-2222-3333-444455556666", "", lock_flag_value,
+              15),                                                  // other flags
+        entry("p/3a2b3c4d-1111-2222-3333-444455556666", "", 0, 16), // no flags
+        entry("p/notes", "", semaphore_flag_value, 17),             // not a session's name
+        entry("p/x/" + dead_a, "", semaphore_flag_value, 18),       // nested
+        entry("p/" + dead_a + "x", "", semaphore_flag_value, 19),   // too long
+        entry("p/" + dead_a.substr(0, 35) + "g", "", semaphore_flag_value, 20), // not hex
+        entry("p/4a2b3c4d-1111-2222-3333-444455556666", "", semaphore_flag_value,
+              0), // no index known
+    };
+    auto dead = detail::dead_contenders("p", entries);
+    REQUIRE(dead.size() == 2);
+    CHECK(dead[0].key == "p/" + dead_a);
+    CHECK(dead[0].modify_index == 11);
+    CHECK(dead[1].key == "p/" + dead_b);
+    CHECK(dead[1].modify_index == 12);
+    CHECK(detail::dead_contenders("p/", entries).size() == 2); // Go's path.Join rules
+    CHECK(detail::dead_contenders("p", entries, 1).size() == 1);
+    CHECK(detail::dead_contenders("q", entries).empty()); // (other keys)
 }

@@ -147,6 +147,16 @@ asio::awaitable<error_code> enter_contenders(semaphore_state& sem, session_state
 
 using acquire_result = std::pair<error_code, std::optional<permit>>;
 
+// Dead contender keys under the prefix (detail::dead_contenders) for an acquire's
+// transaction on `.lock` to delete, each by check-and-set at the ModifyIndex read: a key
+// written since (by anyone) fails the transaction, which is then tried again like after a
+// lost CAS race, on a fresh read. None once Consul's ACLs refused such a delete.
+std::vector<detail::dead_contender> dead_keys(const semaphore_hub& hub) {
+    if (hub.sweep_denied)
+        return {};
+    return detail::dead_contenders(hub.prefix, hub.entries());
+}
+
 // The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
 // tries, adding as many queued local waiters as there are free slots to the same CAS; the
 // others sleep until they reach the front or are handed a slot (by that CAS, or by a local
@@ -284,8 +294,15 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 added.push_back(w->session->id);
             r.record.holders.insert(added.begin(), added.end());
             std::vector<txn_op> ops{txn_op::cas(sem->lock_key, r.record.encode(),
-                                                r.lock_modify_index, semaphore_flag_value),
-                                    txn_op::get(sem->lock_key)};
+                                                r.lock_modify_index, semaphore_flag_value)};
+            // The contender keys of crashed contenders go in the same transaction: their
+            // sessions ended, and Consul only released their keys (behavior "release").
+            std::vector<std::string> swept;
+            for (const auto& d : dead_keys(hub)) {
+                ops.push_back(txn_op::remove_cas(d.key, d.modify_index));
+                swept.push_back(d.key);
+            }
+            ops.push_back(txn_op::get(sem->lock_key)); // (deletes have no result)
             std::pair<error_code, txn_result> outcome;
             {
                 handoff_batch batch{sem->hub, std::move(members), sem->limit,
@@ -325,7 +342,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             looked = true;
             backoff.reset();
             if (t.committed && !t.results.empty()) {
-                hub.saw_write(t.results.back(), added, "");
+                hub.saw_write(t.results.back(), added, "", swept);
                 if (!take)
                     continue; // the waiters behind us have their slots; we still wait
                 if (auto lost = hub.permit_here(s->id))
@@ -334,6 +351,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 break;
             }
             if (detail::classify_refusal(t.errors) == detail::refusal::denied) {
+                if (!swept.empty()) {
+                    // Perhaps only the deletes were denied: again without them.
+                    hub.sweep_denied = true;
+                    continue;
+                }
                 result.first = detail::write_denied(sem->lock_key, diag);
                 break;
             }

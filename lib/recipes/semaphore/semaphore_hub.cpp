@@ -36,14 +36,16 @@ const kv_entry* semaphore_hub::lock_entry() const {
 }
 
 void semaphore_hub::saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
-                              const std::string& deleted_contender) {
+                              const std::string& deleted_contender,
+                              const std::vector<std::string>& swept) {
     if (!known() || lock.modify_index < state_index()) {
         // Nothing to patch (or we already know a later state): the query brings the news.
         poke();
         return;
     }
     std::erase_if(entries_, [&](const kv_entry& e) {
-        return e.key == lock_key || e.key == deleted_contender;
+        return e.key == lock_key || e.key == deleted_contender ||
+               std::find(swept.begin(), swept.end(), e.key) != swept.end();
     });
     entries_.push_back(lock);
     // The sessions just added hold their contender keys (written before they were

@@ -84,10 +84,16 @@ public:
 
     /// Records `.lock` as written by a local transaction (`lock` from its `get`), with the
     /// contender keys of the sessions it added (held, as they were written before) and
-    /// without the contender key it deleted; wakes everyone. Ignored when older than what is
-    /// known.
+    /// without the contender key it deleted nor the dead ones it swept; wakes everyone.
+    /// Ignored when older than what is known.
     void saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
-                   const std::string& deleted_contender);
+                   const std::string& deleted_contender,
+                   const std::vector<std::string>& swept = {});
+
+    /// Consul's ACLs refused an acquire transaction that also deleted dead contender keys:
+    /// the later ones of this hub delete none (the token may write its own contender key
+    /// and `.lock`, not every key under the prefix).
+    bool sweep_denied = false;
 
     // ---- one slot per session ---------------------------------------------------------
     // Go's layout has one contender key and one holder entry per session: a session holds

@@ -24,6 +24,18 @@ const json::value* find_ci(const json::object& o, std::string_view name) {
     return nullptr;
 }
 
+// A session ID as Consul makes them (a UUID: 8-4-4-4-12 hex digits).
+bool looks_like_session_id(std::string_view s) {
+    if (s.size() != 36)
+        return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i])))
+            return false;
+    }
+    return true;
+}
+
 } // namespace
 
 std::string semaphore_record::encode() const {
@@ -86,6 +98,23 @@ std::size_t semaphore_record::prune(const std::vector<kv_entry>& entries) {
         }
     }
     return dropped;
+}
+
+std::vector<dead_contender> dead_contenders(std::string_view prefix,
+                                            const std::vector<kv_entry>& entries, std::size_t max) {
+    const std::string children = join_key(prefix, "");
+    std::vector<dead_contender> out;
+    for (const auto& e : entries) {
+        if (out.size() >= max)
+            break;
+        if (!e.session.empty() || e.flags != semaphore_flag_value || e.modify_index == 0)
+            continue;
+        const std::string_view key = e.key;
+        if (!key.starts_with(children) || !looks_like_session_id(key.substr(children.size())))
+            continue; // `.lock`, a nested key, a key named otherwise
+        out.push_back({e.key, e.modify_index});
+    }
+    return out;
 }
 
 std::string join_key(std::string_view prefix, std::string_view name) {

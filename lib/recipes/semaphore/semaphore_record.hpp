@@ -35,4 +35,24 @@ struct semaphore_record {
 /// `<prefix>/<name>` with Go's path.Join rules for the slashes between them.
 std::string join_key(std::string_view prefix, std::string_view name);
 
+/// Most dead contender keys one transaction deletes (Consul takes at most 64 operations in
+/// one transaction; the acquire's own are few).
+inline constexpr std::size_t max_swept_per_txn = 32;
+
+/// A contender key whose session is gone for good, to delete at its ModifyIndex.
+struct dead_contender {
+    std::string key;
+    std::uint64_t modify_index = 0;
+};
+
+/// The contender keys among `entries` (the keys under `prefix`) that no session holds: a
+/// direct child `<prefix>/<session id>` (a session ID's form, 8-4-4-4-12 hex digits), with
+/// the semaphore flags, no Session and a ModifyIndex. Its session released it when it ended
+/// (Consul never reuses a session ID), so no holder can be alive with it; Go's
+/// pruneDeadHolders already counts it as dead. Never `.lock`, a key with other flags, a
+/// nested key or one a session holds. At most `max` of them, in the order of `entries`.
+std::vector<dead_contender> dead_contenders(std::string_view prefix,
+                                            const std::vector<kv_entry>& entries_under_prefix,
+                                            std::size_t max = max_swept_per_txn);
+
 } // namespace conclave::detail
