@@ -86,6 +86,7 @@ asio::awaitable<void> handovers(conclave::client& consul, conclave::elector& a,
                                 conclave::elector& b) {
     auto changes = a.observe();
     std::uint64_t last = 0;
+    std::string first;
     for (int term = 1; term <= 3;) {
         auto leader = co_await changes.async_next();
         if (!leader || leader->modify_index == last)
@@ -93,6 +94,10 @@ asio::awaitable<void> handovers(conclave::client& consul, conclave::elector& a,
         if (leader->modify_index < last)
             throw std::runtime_error("a new term with a smaller fencing token");
         last = leader->modify_index;
+        if (term == 1)
+            first = leader->value;
+        else if ((term == 2) == (leader->value == first)) // the other one, then the first
+            throw std::runtime_error("an unexpected leader: " + leader->value);
         co_await examples::pause(1s);
         if (term == 1) {
             std::printf("-- %s's node fails: Consul drops its session\n", leader->value.c_str());

@@ -18,7 +18,7 @@ scene() {
     shift
     echo
     echo "$*"
-    "build/default/examples/example_$name" --dev | sed 's/^/    /'
+    "build/default/examples/example_$name" --dev | sed -u 's/^/    /'
 }
 
 echo
