@@ -39,6 +39,8 @@ asio::awaitable<void> print_changes(conclave::client& consul, std::string prefix
         std::printf("configuration at index %llu:\n", static_cast<unsigned long long>(snap.index));
         for (const auto& e : snap.entries)
             std::printf("  %s = %s\n", e.key.c_str(), e.value.c_str());
+        if (snap.entries.empty())
+            std::printf("  (nothing set)\n");
         if (last(snap))
             co_return;
     }

@@ -12,16 +12,23 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/multiple_exceptions.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace examples {
 
@@ -41,6 +48,30 @@ inline std::exception_ptr first_failure(std::exception_ptr e) {
     } catch (...) {
         return e;
     }
+}
+
+/// Runs `make(0)` ... `make(n - 1)` (each returning an asio::awaitable<void>) side by side
+/// until all have returned. The first failure cancels the others and is rethrown once they
+/// have returned (each releases what it holds on the way out); cancelling the caller (Ctrl+C)
+/// cancels them all the same way.
+template <class Make>
+asio::awaitable<void> run_all(int n, Make make) {
+    auto ex = co_await asio::this_coro::executor;
+    std::vector<decltype(asio::co_spawn(ex, make(0), asio::deferred))> group;
+    for (int i = 0; i < n; ++i)
+        group.push_back(asio::co_spawn(ex, make(i), asio::deferred));
+    auto [order, failures] =
+        co_await asio::experimental::make_parallel_group(std::move(group))
+            .async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
+    for (auto i : order)
+        if (failures[i])
+            std::rethrow_exception(failures[i]);
+}
+
+/// Waits `d` (the examples' stand-in for work, and their scenarios' pauses).
+inline asio::awaitable<void> pause(std::chrono::milliseconds d) {
+    asio::steady_timer t{co_await asio::this_coro::executor, d};
+    co_await t.async_wait(asio::use_awaitable);
 }
 
 /// Runs `body` until it returns, Ctrl+C (SIGINT/SIGTERM) cancels it, or it fails.

@@ -4,8 +4,9 @@
 // follows who leads. An instance whose session is lost (Consul restarted empty, the process
 // paused past its TTL) campaigns again with a new one.
 //
-//   leader_service --dev                 two instances on an embedded agent: each leads for
-//                                        a second, then retires; the other takes over
+//   leader_service --dev                 two instances on an embedded agent: the first
+//                                        leader's node fails, the other takes over, then
+//                                        steps down; the first, back, leads again
 //   leader_service <host:port>           one instance against CONSUL_HTTP_ADDR
 //
 // Ctrl+C: the leader task is cancelled, then the key released (the next leader takes over
@@ -16,11 +17,11 @@
 #include <conclave/lock.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
+#include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace asio = boost::asio;
@@ -36,13 +37,11 @@ const std::string leader_key = "service/example/leader";
 // that a deposed leader is refused.
 conclave::leader_task leader_work(std::string name) {
     return [name](conclave::leadership term) -> asio::awaitable<void> {
-        std::printf("%s: leading (term %s)\n", name.c_str(), term.token().to_string().c_str());
+        std::printf("%s: leading (fencing token %llu)\n", name.c_str(),
+                    static_cast<unsigned long long>(term.token().modify_index));
         try {
-            asio::steady_timer tick{co_await asio::this_coro::executor};
-            for (;;) {
-                tick.expires_after(200ms);
-                co_await tick.async_wait(asio::use_awaitable);
-            }
+            for (;;)
+                co_await examples::pause(200ms);
         } catch (const boost::system::system_error&) {
             std::printf("%s: no longer leading\n", name.c_str());
             throw;
@@ -51,55 +50,83 @@ conclave::leader_task leader_work(std::string name) {
 }
 
 // One instance: campaigns with a session of its own, and with a new one after each loss,
-// until cancelled or refused for good (ACLs, a key that is not a lock).
-asio::awaitable<void> campaign(conclave::client& consul, std::string address,
-                               conclave::leader_task task) {
-    conclave::elector el{consul, leader_key, conclave::elector_options{}.with_value(address)};
-    co_await el.async_run(conclave::session_config{}.with_name("leader-service").with_ttl(10s),
-                          std::move(task));
+// until cancelled or refused for good (ACLs, a key that is not a lock). After a leader's
+// session is lost, the key stays out of reach for the lock-delay (Consul's default 15 s:
+// time for a leader that paused past its TTL to notice it no longer leads).
+asio::awaitable<void> campaign(conclave::elector& el, std::string address,
+                               std::chrono::milliseconds lock_delay = 15s) {
+    co_await el.async_run(conclave::session_config{}
+                              .with_name("leader-service")
+                              .with_ttl(10s)
+                              .with_lock_delay(lock_delay),
+                          leader_work(address));
 }
 
-// Prints each change of leader, including "no leader". With `retirements`, returns once
-// that many leaders have been seen and nobody leads.
-asio::awaitable<void> follow(conclave::client& consul, int retirements = -1) {
+conclave::elector instance(conclave::client& consul, std::string address) {
+    return conclave::elector{consul, leader_key,
+                             conclave::elector_options{}.with_value(std::move(address))};
+}
+
+// Prints each change of leader, including "no leader".
+asio::awaitable<void> follow(conclave::client& consul) {
     conclave::elector el{consul, leader_key};
     auto changes = el.observe();
-    std::string last;
-    for (int seen = 0;;) {
+    for (;;) {
         auto leader = co_await changes.async_next();
         std::printf("observer: %s\n",
                     leader ? ("leader is " + leader->value).c_str() : "no leader");
-        if (leader && leader->value != last) {
-            last = leader->value;
-            ++seen;
-        }
-        if (!leader && seen == retirements)
-            co_return;
     }
 }
 
-// --dev: a leader that retires after a second. Its task throws, which ends its campaign
-// once the key is released (elector::async_run rethrows the task's exception): the other
-// instance, campaigning meanwhile, takes over at once.
-struct retired : std::exception {};
-
-asio::awaitable<void> retiring_instance(conclave::client& consul, std::string address) {
-    auto lead_then_retire = [address](conclave::leadership term) -> asio::awaitable<void> {
-        std::printf("%s: leading (term %s)\n", address.c_str(), term.token().to_string().c_str());
-        asio::steady_timer term_length{co_await asio::this_coro::executor, 1s};
-        co_await term_length.async_wait(asio::use_awaitable);
-        std::printf("%s: retires\n", address.c_str());
-        throw retired{};
-    };
-    try {
-        co_await campaign(consul, address, lead_then_retire);
-    } catch (const retired&) {
+// --dev: two instances. The first leader's node fails (its session destroyed, as Consul does
+// then): its task is cancelled and the other instance leads once the lock-delay (1 s here)
+// has passed. That one steps down (async_resign): the first, campaigning again with a new
+// session, takes over at once. Each term's fencing token is larger than the one before.
+asio::awaitable<void> handovers(conclave::client& consul, conclave::elector& a,
+                                conclave::elector& b) {
+    auto changes = a.observe();
+    std::uint64_t last = 0;
+    std::string first;
+    for (int term = 1; term <= 3;) {
+        auto leader = co_await changes.async_next();
+        if (!leader || leader->modify_index == last)
+            continue;
+        if (leader->modify_index < last)
+            throw std::runtime_error("a new term with a smaller fencing token");
+        last = leader->modify_index;
+        if (term == 1)
+            first = leader->value;
+        else if ((term == 2) == (leader->value == first)) // the other one, then the first
+            throw std::runtime_error("an unexpected leader: " + leader->value);
+        co_await examples::pause(1s);
+        if (term == 1) {
+            std::printf("-- %s's node fails: Consul drops its session\n", leader->value.c_str());
+            co_await consul.async_session_destroy(leader->session);
+        } else if (term == 2) {
+            std::printf("-- %s steps down\n", leader->value.c_str());
+            co_await (a.is_leader() ? a : b).async_resign();
+        } else {
+            std::printf("-- both stop\n");
+        }
+        ++term;
     }
 }
 
 asio::awaitable<void> demo(conclave::client& consul) {
-    co_await (retiring_instance(consul, "10.0.0.1:80") &&
-              retiring_instance(consul, "10.0.0.2:80") && follow(consul, 2));
+    auto a = instance(consul, "10.0.0.1:80");
+    auto b = instance(consul, "10.0.0.2:80");
+    // Until the scenario ends (or anything fails first): the campaigns are then cancelled,
+    // and each releases the key, if it leads, and destroys its session.
+    auto ex = co_await asio::this_coro::executor;
+    auto [order, ea, eb, es] =
+        co_await asio::experimental::make_parallel_group(
+            asio::co_spawn(ex, campaign(a, "10.0.0.1:80", 1s), asio::deferred),
+            asio::co_spawn(ex, campaign(b, "10.0.0.2:80", 1s), asio::deferred),
+            asio::co_spawn(ex, handovers(consul, a, b), asio::deferred))
+            .async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+    const std::exception_ptr first[] = {ea, eb, es};
+    if (first[order[0]])
+        std::rethrow_exception(first[order[0]]);
     conclave::lock cleanup{consul, leader_key};
     co_await cleanup.async_destroy();
 }
@@ -113,8 +140,9 @@ int main(int argc, char** argv) {
             if (dev)
                 co_return co_await demo(consul);
             const std::string address = argc > 1 ? argv[1] : "127.0.0.1:8080";
+            auto el = instance(consul, address);
             // Side by side; following never ends by itself, the campaign's failure (or
             // Ctrl+C) ends both.
-            co_await (campaign(consul, address, leader_work(address)) && follow(consul));
+            co_await (campaign(el, address) && follow(consul));
         });
 }

@@ -3,7 +3,7 @@
 // api.Semaphore's layout, so `consul lock -n 3` users share it too); at most 3 run at once
 // across all of them. A job that gets no slot within 10 s is skipped (to be queued again).
 //
-//   rate_limited_pool --dev       12 jobs on an embedded agent
+//   rate_limited_pool --dev       8 jobs on an embedded agent
 //   rate_limited_pool [jobs]      against CONSUL_HTTP_ADDR
 //
 // Ctrl+C: running jobs are cancelled, their permits released (contender keys deleted), and
@@ -14,18 +14,10 @@
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <algorithm>
-#include <exception>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -37,18 +29,18 @@ constexpr std::uint32_t slots = 3;
 
 struct pool_stats {
     int running = 0;
-    int most = 0;
+    int most = 0; // the most jobs seen running at once
+    int skipped = 0;
 };
 
 // One job: its own session (a semaphore slot is held per session), at most 10 s of waiting
-// for a slot, then the work. Returns whether it ran.
-asio::awaitable<bool> job(conclave::client& consul, int id, pool_stats& stats) {
+// for a slot, then the work.
+asio::awaitable<void> job(conclave::client& consul, int id, pool_stats& stats) {
     conclave::semaphore sem{consul, pool_prefix, slots};
     auto work = [&](conclave::permit) -> asio::awaitable<void> {
         stats.most = std::max(stats.most, ++stats.running);
         std::printf("job %2d runs (%d of %u slots busy)\n", id, stats.running, slots);
-        asio::steady_timer t{co_await asio::this_coro::executor, 150ms};
-        co_await t.async_wait(asio::use_awaitable); // cancelled if the permit is lost
+        co_await examples::pause(150ms); // the work; cancelled if the permit is lost
         --stats.running;
     };
     auto in_session = [&](conclave::session& s) -> asio::awaitable<bool> {
@@ -56,9 +48,10 @@ asio::awaitable<bool> job(conclave::client& consul, int id, pool_stats& stats) {
     };
     const bool ran = co_await conclave::with_session(
         consul, conclave::session_config{}.with_name("pool-job").with_ttl(10s), in_session);
-    if (!ran)
+    if (!ran) {
         std::printf("job %2d: no slot within 10 s, skipped\n", id);
-    co_return ran;
+        ++stats.skipped;
+    }
 }
 
 } // namespace
@@ -67,30 +60,16 @@ int main(int argc, char** argv) {
     return examples::run_example(
         "rate_limited_pool", argc, argv,
         [argc, argv](conclave::client& consul, bool dev) -> asio::awaitable<void> {
-            const int jobs = (!dev && argc > 1) ? std::stoi(argv[1]) : 12;
+            const int jobs = (!dev && argc > 1) ? std::stoi(argv[1]) : 8;
             pool_stats stats;
             // Every job at once, until all are done. The first failure cancels the others,
             // and so does Ctrl+C (cancelling this coroutine).
-            auto ex = co_await asio::this_coro::executor;
-            auto start = [&](int id) {
-                return asio::co_spawn(ex, job(consul, id, stats), asio::deferred);
-            };
-            std::vector<decltype(start(0))> group;
-            for (int id = 0; id < jobs; ++id)
-                group.push_back(start(id));
-            auto [order, failures, ran] =
-                co_await asio::experimental::make_parallel_group(std::move(group))
-                    .async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
-            for (auto i : order)
-                if (failures[i])
-                    std::rethrow_exception(failures[i]);
-
-            const auto skipped = std::count(ran.begin(), ran.end(), false);
-            std::printf("at most %d jobs ran at once (limit %u), %td skipped\n", stats.most, slots,
-                        skipped);
+            co_await examples::run_all(jobs, [&](int id) { return job(consul, id, stats); });
+            std::printf("%d jobs, at most %d ran at once (limit %u), %d skipped\n", jobs,
+                        stats.most, slots, stats.skipped);
             if (stats.most > static_cast<int>(slots))
                 throw std::runtime_error("the limit was exceeded");
-            if (dev && skipped > 0)
+            if (dev && stats.skipped > 0)
                 throw std::runtime_error("a job got no slot");
             conclave::semaphore sem{consul, pool_prefix, slots};
             co_await sem.async_destroy();
