@@ -7,7 +7,6 @@
 #include "exit_codes.hpp"
 #include "failure.hpp"
 #include "restart_policy.hpp"
-#include "session_keeper.hpp"
 #include "session_ttl.hpp"
 #include "startup_check.hpp"
 
@@ -15,16 +14,15 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <system_error>
 
 namespace conclave::cli {
@@ -36,9 +34,6 @@ using clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-// Waits before retrying after a failure to create a session or to campaign: 1 s doubling.
-constexpr std::chrono::seconds max_retry_wait{16};
 
 void say(const std::string& text) {
     std::fprintf(stderr, "%s\n", text.c_str());
@@ -61,12 +56,10 @@ struct elect_state {
     /// outrank a failed cleanup: a supervisor waiting for 3 or 4 must see it (the failure is
     /// on stderr). Kept apart from `exit`, which with -once may be the command's own status.
     stop_reason reason = stop_reason::other;
-    asio::steady_timer stop_event; ///< cancelled on a stop or rest request (a condition variable)
+    asio::steady_timer stop_event; ///< cancelled on a stop request (a condition variable)
     restart_policy restarts;
     std::chrono::milliseconds session_ttl{0}; ///< in force for the current session
-    /// Set by a term whose command ended by itself: step down (end the campaign, releasing
-    /// the key) and stay out of the race this long before campaigning again.
-    std::optional<clock::duration> rest;
+    elector* el = nullptr;                    ///< while campaigning
 
     void request_stop(int code, stop_reason why = stop_reason::other) {
         if (!stop) {
@@ -74,10 +67,6 @@ struct elect_state {
             exit = code;
             reason = why;
         }
-        stop_event.cancel();
-    }
-    void request_rest(clock::duration d) {
-        rest = d;
         stop_event.cancel();
     }
     void cleanup_failed() {
@@ -100,29 +89,12 @@ asio::awaitable<void> park() {
     co_await never.async_wait(tuple_awaitable);
 }
 
-asio::awaitable<void> pause(clock::duration d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(tuple_awaitable);
-}
-
 // Completes once a stop was requested, or when cancelled. (A pointer, and no co_await in
 // a condition: `while (!st.stop) { ...; if (co_await cancelled()) ... }` with a reference
 // parameter crashed on its first resume when built by g++ 12.)
 asio::awaitable<void> stopped(elect_state* st) {
     for (;;) {
         if (st->stop)
-            co_return;
-        co_await st->stop_event.async_wait(tuple_awaitable);
-        const bool ended = co_await cancelled();
-        if (ended)
-            co_return;
-    }
-}
-
-// As stopped(), and also once a term asked to step down (request_rest).
-asio::awaitable<void> stopped_or_resting(elect_state* st) {
-    for (;;) {
-        if (st->stop || st->rest)
             co_return;
         co_await st->stop_event.async_wait(tuple_awaitable);
         const bool ended = co_await cancelled();
@@ -138,8 +110,9 @@ std::string describe_end(int status, clock::duration ran) {
 }
 
 // The command ended the term by itself (without -once): decides, says and asks for what
-// comes next. Returns whether the term must park until the run cancels it (a rest or a
-// stop was requested); otherwise the elector releases the key and campaigns at once.
+// comes next. Returns whether the term must park until the run cancels it (a stop, or a
+// resign with the delay as its hold-off, was requested); otherwise the elector releases
+// the key and campaigns at once.
 bool after_exit(elect_state& st, int status, clock::duration ran) {
     const auto d = st.restarts.after_exit(status, ran);
     const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(d.delay);
@@ -165,7 +138,9 @@ bool after_exit(elect_state& st, int status, clock::duration ran) {
     say(text);
     if (delay.count() == 0)
         return false;
-    st.request_rest(d.delay);
+    // Steps down: the elector cancels this term, releases the key and stays out of the race
+    // for the delay (or until another candidate leads), keeping the session.
+    st.el->async_resign(std::chrono::ceil<std::chrono::milliseconds>(d.delay), asio::detached);
     return true;
 }
 
@@ -287,9 +262,51 @@ asio::awaitable<void> lead(elect_state& st, leadership l) {
         say("Child terminated (" + programs::describe_wait_status(status) + ")");
 }
 
+// What the elector's run does with its sessions, on stderr. A first session that cannot be
+// created ends the run; later ones are retried by the elector.
+void on_session(elect_state& st, bool& had_session, bool& said_end, const session_event& e) {
+    const auto& cfg = st.cfg;
+    const auto text = [&e] { return std::string(conclave::error(e.ec, e.diag).what()); };
+    switch (e.what) {
+    case session_event::kind::created:
+        had_session = true;
+        st.session_ttl = e.current->ttl();
+        if (cfg.verbose)
+            say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
+        break;
+    case session_event::kind::create_failed:
+        if (!had_session || !e.retry_in) {
+            say("Election failed: failed to create session: " + text());
+            said_end = true;
+            st.request_stop(exit_code::error);
+        } else if (!st.stop) {
+            say("Failed to create session: " + text() + "; retrying in " +
+                codec::format_go_duration(*e.retry_in));
+        }
+        break;
+    case session_event::kind::lost:
+        if (!st.stop)
+            say("Session lost, campaigning again with a new session");
+        break;
+    case session_event::kind::destroy_failed:
+        say("Session cleanup failed: " + e.ec.message() + " (Consul drops it when its TTL of " +
+            codec::format_go_duration(cfg.ttl) + " runs out)");
+        if (st.stop)
+            st.cleanup_failed();
+        break;
+    }
+}
+
+// Campaigns until the run stops: the elector makes a new session after each one lost.
 asio::awaitable<void> campaign(elect_state& st, client& consul) {
     const auto& cfg = st.cfg;
-    elector el{consul, cfg.key, elector_options{}.with_value(cfg.value)};
+    bool had_session = false;
+    bool said_end = false; // the run's end is on stderr already
+    auto report = [&st, &had_session, &said_end](const session_event& e) {
+        on_session(st, had_session, said_end, e);
+    };
+    elector el{consul, cfg.key, elector_options{}.with_value(cfg.value).with_on_session(report)};
+    st.el = &el;
     leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
     // The session of `consul lock` (TTL -ttl, bound to serfHealth, keys released when it
     // ends), with -lock-delay.
@@ -299,84 +316,20 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
                     .with_lock_delay(cfg.lock_delay)
                     .with_behavior(session_behavior::release)
                     .with_node_checks(std::vector<std::string>{"serfHealth"});
-    bool had_session = false;
+    // Ends when the run stops (a signal, -once, giving up: the elector is then cancelled,
+    // releases the key and destroys its session) or on what a new session cannot fix.
+    auto r = co_await (el.async_run(std::move(scfg), task, with_text) || stopped(&st));
+    st.el = nullptr;
     bool denied = false; // by Consul's ACLs: the token may not write the key
-    std::chrono::seconds retry_wait{1};
-    while (!st.stop) {
-        // Not raced with signals: a create cancelled after it reached Consul would leave a
-        // session nobody destroys. It is bounded by the client's request timeout.
-        auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
-        if (const auto f = failure_of(create_failed)) {
-            if (!had_session || f.ec == errc::permission_denied) {
-                say("Election failed: failed to create session: " + f.text);
-                st.request_stop(exit_code::error);
-                break;
-            }
-            say("Failed to create session: " + f.text + "; retrying in " +
-                std::to_string(retry_wait.count()) + "s");
-            co_await (pause(retry_wait) || stopped(&st));
-            retry_wait = std::min(retry_wait * 2, max_retry_wait);
-            continue;
-        }
-        had_session = true;
-        session_keeper keeper{std::move(created)};
-        st.session_ttl = keeper.get().ttl();
-        if (cfg.verbose)
-            say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
-
-        // Terms on this session, until it is lost or the run stops. A term that asks for a
-        // rest ends the campaign (the key is released as it ends), and the next starts after
-        // the rest: meanwhile another candidate can lead. The rest is taken before a
-        // campaign, not after the one that ended: when that campaign also ended by itself
-        // (the session lost at the same moment), the rest still applies to the first
-        // campaign on the next session, instead of cancelling it as soon as it starts.
-        std::optional<failure> ended; // the campaign's own end
-        for (;;) {
-            if (st.rest) {
-                const auto rest = *st.rest;
-                st.rest.reset();
-                co_await (pause(rest) || stopped(&st));
-                if (st.stop)
-                    break;
-            }
-            auto r =
-                co_await (el.async_run(keeper.get(), task, with_text) || stopped_or_resting(&st));
-            if (r.index() == 0) {
-                ended = failure_of(std::get<0>(std::get<0>(r)));
-                break;
-            }
-            if (st.stop || !st.rest)
-                break;
-        }
-        bool retry_later = false;
-        if (ended && !st.stop) {
-            const auto [ec, text] = *ended;
-            if (ec == errc::session_invalidated || ec == errc::session_expired) {
-                say("Session lost, campaigning again with a new session");
-                retry_wait = std::chrono::seconds{1};
-            } else if (ec == errc::conflict) {
-                say("Election failed: Existing key does not match lock use");
-                st.request_stop(exit_code::error);
-            } else if (ec == errc::permission_denied) { // (until the policy changes)
-                say("Election failed: " + text);
-                st.request_stop(exit_code::error);
-                denied = true;
-            } else {
-                say("Election failed: " + text + "; campaigning again");
-                retry_later = true;
-            }
-        }
-        // Destroying the session also releases the key if a release was cut short.
-        if (auto ec = co_await keeper.stop(); ec) {
-            say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
-                codec::format_go_duration(cfg.ttl) + " runs out)");
-            if (st.stop)
-                st.cleanup_failed();
-        }
-        if (retry_later && !st.stop) {
-            co_await (pause(retry_wait) || stopped(&st));
-            retry_wait = std::min(retry_wait * 2, max_retry_wait);
-        }
+    if (r.index() == 0) {
+        const auto f = failure_of(std::get<0>(std::get<0>(r)));
+        // (A first session not created was said already; permission_denied's text names the
+        // permission missing.)
+        if (!said_end)
+            say(f.ec == errc::conflict ? "Election failed: Existing key does not match lock use"
+                                       : "Election failed: " + f.text);
+        denied = f.ec == errc::permission_denied;
+        st.request_stop(exit_code::error);
     }
 
     // Delete the key when nobody holds it (another candidate may lead by now).

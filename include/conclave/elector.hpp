@@ -31,6 +31,27 @@ struct leader_info {
     bool operator==(const leader_info&) const = default;
 };
 
+/// What elector::async_run(session_config) reports about its sessions to
+/// elector_options::on_session (for a log line, a metric, or a caller's own policy: a callback
+/// may cancel the run).
+struct session_event {
+    enum class kind {
+        created,        ///< a session was created (`session`): its campaign starts
+        create_failed,  ///< a session could not be created (`ec`, `diag`)
+        lost,           ///< the session was lost (`ec`: errc::session_invalidated or expired)
+        destroy_failed, ///< the destroy after its campaign failed (`ec`, `diag`): Consul drops
+                        ///< the session when its TTL runs out
+    };
+    kind what = kind::created;
+    const session* current = nullptr; ///< the session concerned; null for create_failed
+    error_code ec;                    ///< why (all kinds but created)
+    diagnostics diag;                 ///< Consul's text and conclave's about `ec`
+    /// create_failed and lost: the pause before the next session is created. Empty when the
+    /// run ends with this failure instead (one a new session cannot fix: a token without
+    /// rights, a TTL Consul refuses).
+    std::optional<std::chrono::milliseconds> retry_in;
+};
+
 /// How an elector campaigns and what it publishes while leading. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
 struct elector_options {
@@ -58,6 +79,10 @@ struct elector_options {
     /// by observe() as one change. Give every candidate the same value (two that prefer
     /// different candidates would hand leadership back and forth).
     std::string preferred;
+    /// Called by async_run(session_config), on the elector's executor, as it creates, loses
+    /// and destroys its sessions (see session_event), before it goes on. Must not throw.
+    /// Empty: nothing is reported.
+    std::function<void(const session_event&)> on_session;
 
     elector_options& with_value(std::string v) {
         value = std::move(v);
@@ -77,6 +102,10 @@ struct elector_options {
     }
     elector_options& with_wait(std::chrono::milliseconds v) {
         wait = v;
+        return *this;
+    }
+    elector_options& with_on_session(std::function<void(const session_event&)> f) {
+        on_session = std::move(f);
         return *this;
     }
     /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
@@ -183,7 +212,8 @@ public:
     /// fix: errc::conflict (the key is not a lock), errc::permission_denied, a session Consul
     /// refuses to create (e.g. its TTL). When `task` throws, the key is released and, with
     /// the default token, the task's own exception is rethrown to the caller (other tokens:
-    /// errc::task_failed).
+    /// errc::task_failed). Each session made, lost, not made or not destroyed is reported
+    /// to elector_options::on_session.
     ///
     ///     co_await el.async_run(conclave::session_config{}.with_ttl(10s),
     ///                           [](conclave::leadership l) -> asio::awaitable<void> {
@@ -194,7 +224,7 @@ public:
         return detail::initiate<void(error_code)>(token, &elector::run_own_sessions_impl, state_,
                                                   std::move(cfg), std::move(task));
     }
-    /// One term, without async_run:    /// One term, without async_run: waits until this process
+    /// One term, without async_run: waits until this process
     /// leads (as async_run campaigns) and completes with `void(error_code, leadership)`, errors as
     /// async_run's. The term is the caller's to end with `leadership::async_release()`
     /// (with_leadership does it); is_leader() reports it. One term at a time per elector:
@@ -209,11 +239,22 @@ public:
 
     /// Steps down: the running leader task is cancelled, the key released once it
     /// returned, and async_run stays out of the race until another candidate leads or
-    /// resign_holdoff passes. Completes when the key was released (at once when not
-    /// leading).
+    /// resign_holdoff passes (also when the term ended otherwise meanwhile, e.g. lost).
+    /// Completes when the key was released (at once when not leading).
     template <class Token = default_token_t>
     auto async_resign(Token&& token = {}) {
-        return detail::initiate<void(error_code)>(token, &elector::resign_impl, state_);
+        return detail::initiate<void(error_code)>(token, &elector::resign_impl, state_,
+                                                  std::optional<std::chrono::milliseconds>{});
+    }
+
+    /// async_resign staying out for `holdoff` instead of resign_holdoff (this time only):
+    /// e.g. a leader task that steps down after a failure of its own, for longer after each.
+    /// From the leader task itself, start it without waiting for it (asio::detached): it
+    /// cancels the task, and completes only after the task has returned.
+    template <class Token = default_token_t>
+    auto async_resign(std::chrono::milliseconds holdoff, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &elector::resign_impl, state_,
+                                                  std::optional{holdoff});
     }
 
     /// The current leader as Consul has it (one read); empty when nobody leads.
@@ -237,7 +278,8 @@ private:
     static void run_own_sessions_impl(state_ptr, session_config, leader_task,
                                       detail::diagnostics_route*,
                                       asio::any_completion_handler<void(error_code)>);
-    static void resign_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void resign_impl(state_ptr, std::optional<std::chrono::milliseconds>,
+                            asio::any_completion_handler<void(error_code)>);
     static void campaign_impl(state_ptr, session, detail::diagnostics_route*,
                               asio::any_completion_handler<void(error_code, leadership)>);
     static void

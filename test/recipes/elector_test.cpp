@@ -6,6 +6,7 @@
 #include <conclave/elector.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 
@@ -626,6 +627,98 @@ TEST_CASE_METHOD(recipes_fixture, "electors sharing one session take turns leadi
                   second.async_run(s, term, awaitable_tuple) || wait_done());
         CHECK(terms >= 10);
         CHECK(most == 1);
+        co_await consul.async_kv_delete(p + "leader");
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "an elector with a session config reports its sessions",
+                 "[elector][own-session]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        std::vector<session_event> events;
+        std::vector<std::string> ids; // of the sessions reported
+        auto record = [&](const session_event& e) {
+            events.push_back(e);
+            ids.push_back(e.current ? e.current->id() : std::string());
+        };
+        elector el{consul, p + "leader", elector_options{}.with_on_session(record)};
+        std::vector<std::string> sessions; // of each term
+        asio::steady_timer second_term{ioc, asio::steady_timer::time_point::max()};
+        auto task = [&](leadership l) -> asio::awaitable<void> {
+            sessions.push_back(l.token().session);
+            if (sessions.size() == 1)
+                server.expire_session(l.token().session);
+            else
+                second_term.cancel();
+            co_await sleep(20s);
+        };
+        auto stop = [&]() -> asio::awaitable<void> {
+            co_await second_term.async_wait(awaitable_tuple);
+        };
+        auto outcome = co_await (el.async_run(quick(10s), task, awaitable_tuple) || stop());
+        CHECK(outcome.index() == 1);
+        REQUIRE(sessions.size() == 2);
+        REQUIRE(events.size() == 3);
+        CHECK(events[0].what == session_event::kind::created);
+        CHECK(ids[0] == sessions[0]);
+        CHECK(events[1].what == session_event::kind::lost);
+        CHECK(ids[1] == sessions[0]);
+        CHECK((events[1].ec == errc::session_invalidated || events[1].ec == errc::session_expired));
+        CHECK(events[1].retry_in == std::optional{std::chrono::milliseconds{1000}});
+        CHECK(events[2].what == session_event::kind::created);
+        CHECK(ids[2] == sessions[1]);
+
+        // A session Consul refuses to create: reported, with no retry, before the run ends.
+        events.clear();
+        auto [refused] = co_await el.async_run(quick(1ms), task, awaitable_tuple);
+        CHECK(refused == errc::invalid_argument);
+        REQUIRE(events.size() == 1);
+        CHECK(events[0].what == session_event::kind::create_failed);
+        CHECK(events[0].current == nullptr);
+        CHECK(events[0].ec);
+        CHECK(events[0].diag.server_message.find("nvalid") != std::string::npos);
+        CHECK_FALSE(events[0].retry_in);
+        co_await consul.async_kv_delete(p + "leader");
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a resign may set its own hold-off, and a cancel ends the hold-off at once",
+                 "[elector]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        elector el{consul, p + "leader",
+                   elector_options{}.with_resign_holdoff(std::chrono::milliseconds{60000})};
+        std::vector<steady::time_point> began;
+        asio::steady_timer second_term{ioc, asio::steady_timer::time_point::max()};
+        // The first term steps down from the task itself, for 300 ms instead of 60 s.
+        auto task = [&](leadership) -> asio::awaitable<void> {
+            began.push_back(steady::now());
+            if (began.size() == 1)
+                el.async_resign(std::chrono::milliseconds{300}, asio::detached);
+            else
+                second_term.cancel();
+            co_await sleep(60s);
+        };
+        steady::time_point cancelled_at{};
+        auto driver = [&]() -> asio::awaitable<void> {
+            co_await second_term.async_wait(awaitable_tuple);
+            // Resign for the default 60 s, then cancel the run while it sits out.
+            co_await el.async_resign();
+            co_await sleep(200ms);
+            cancelled_at = steady::now();
+        };
+        // (Not renewed: the test ends well within the TTL.)
+        auto outcome = co_await (el.async_run(s, task, awaitable_tuple) || driver());
+        const auto stopped_after = steady::now() - cancelled_at;
+        CHECK(outcome.index() == 1);
+        REQUIRE(began.size() == 2);
+        CHECK(began[1] - began[0] >= 300ms);
+        CHECK(began[1] - began[0] < 10s); // not resign_holdoff's 60 s
+        CHECK(stopped_after < 5s);        // not the rest of the 60 s hold-off
+        CHECK_FALSE(co_await el.async_leader());
         co_await consul.async_kv_delete(p + "leader");
         co_await s.async_destroy();
     };

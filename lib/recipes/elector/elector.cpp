@@ -47,7 +47,9 @@ struct elector_state {
     /// An async_campaign's campaign or term is under way.
     bool campaign_busy() const { return campaigning || (term && term->held()); }
     std::uint64_t resigns = 0; ///< bumped by each async_resign
-    notifier changed;          ///< resign requested, leadership ended
+    /// The hold-off the last resign asked for, instead of opts.resign_holdoff.
+    std::optional<std::chrono::milliseconds> resign_holdoff;
+    notifier changed; ///< resign requested, leadership ended
 };
 
 struct observer_state {
@@ -124,14 +126,24 @@ asio::awaitable<void> preferred_waiting(std::shared_ptr<elector_state> E, std::s
     }
 }
 
-// After a resign: stay out until another candidate leads, or the hold-off passes.
+asio::awaitable<bool> is_cancelled() {
+    auto state = co_await asio::this_coro::cancellation_state;
+    co_return state.cancelled() != asio::cancellation_type::none;
+}
+
+// After a resign: stay out until another candidate leads, the hold-off passes, or the run
+// is cancelled.
 asio::awaitable<void> sit_out(std::shared_ptr<elector_state> E, std::string own_session) {
     watch follow{E->consul, watch::key(E->key)};
-    const auto until = clock::now() + E->opts.resign_holdoff;
+    const auto until = clock::now() + E->resign_holdoff.value_or(E->opts.resign_holdoff);
+    E->resign_holdoff.reset();
     while (clock::now() < until) {
         auto next = follow.async_next(tuple_awaitable);
         auto outcome = co_await (std::move(next) || detail::sleep_for(until - clock::now()));
         if (outcome.index() == 1)
+            co_return;
+        const bool stopped = co_await is_cancelled();
+        if (stopped)
             co_return;
         auto [ec, snap] = std::get<0>(std::move(outcome));
         if (ec)
@@ -190,6 +202,7 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             }
         }
         E->current = lease;
+        E->resign_holdoff.reset(); // (a resign asks for it during the term)
         term.began();
         const auto resigns_seen = E->resigns;
 
@@ -235,8 +248,14 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
                 route->cause = failure;
             co_return make_error_code(errc::task_failed);
         }
-        if (ended_by == 2)
+        // A resign during the term is served also when the term ended otherwise (lost as
+        // the task stepped down), and also when the next campaign is on a new session.
+        if (E->resigns != resigns_seen) {
             co_await sit_out(E, s.id());
+            const bool stopped = co_await is_cancelled();
+            if (stopped)
+                co_return make_error_code(asio::error::operation_aborted);
+        }
         co_await asio::this_coro::throw_if_cancelled(true);
     }
 }
@@ -253,16 +272,41 @@ asio::awaitable<bool> pause_for(std::chrono::milliseconds d) {
     co_return !ec;
 }
 
+// The code and diagnostics a with_diagnostics failure carries.
+std::pair<error_code, diagnostics> unpack(const std::exception_ptr& failure) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const conclave::error& e) {
+        return {e.code(), e.diag()};
+    } catch (const boost::system::system_error& e) {
+        return {e.code(), diagnostics{}};
+    }
+}
+
 // async_run with a session of its own: creates one, renews it beside run(), destroys it
 // after run() ended, and starts over with a new session when it was lost.
 asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, session_config cfg,
                                               leader_task task, diagnostics* diag,
                                               detail::diagnostics_route* route) {
     co_await asio::this_coro::throw_if_cancelled(false);
-    const auto cancelled = []() -> asio::awaitable<bool> {
-        auto state = co_await asio::this_coro::cancellation_state;
-        co_return state.cancelled() != asio::cancellation_type::none;
-    };
+    diagnostics own_diag; // what on_session is told when the caller keeps no diagnostics
+    if (!diag)
+        diag = &own_diag;
+    // Tells elector_options::on_session, if set.
+    const auto report =
+        [hook = &E->opts.on_session](session_event::kind what, const session* s, error_code ec,
+                                     const diagnostics& d,
+                                     std::optional<std::chrono::milliseconds> retry_in) {
+            if (!*hook)
+                return;
+            session_event e;
+            e.what = what;
+            e.current = s;
+            e.ec = ec;
+            e.diag = d;
+            e.retry_in = retry_in;
+            (*hook)(e);
+        };
     auto pause = first_session_pause;
     for (;;) {
         // (Not a structured binding: the lambdas below capture the session, which clang
@@ -283,19 +327,29 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
                 // text tells them apart. A new session would be refused the same.
                 const auto& text = e.diag().server_message;
                 if (text.find("Invalid") != std::string::npos ||
-                    text.find("invalid") != std::string::npos)
+                    text.find("invalid") != std::string::npos) {
+                    report(session_event::kind::create_failed, nullptr, created_ec, e.diag(),
+                           std::nullopt);
                     co_return make_error_code(errc::invalid_argument);
+                }
             }
         }
-        if (created_ec == asio::error::operation_aborted || co_await cancelled()) {
+        const bool stopped = co_await is_cancelled();
+        if (created_ec == asio::error::operation_aborted || stopped) {
             // (a session made as the cancellation came is dropped: its handle destroys it)
             co_return make_error_code(asio::error::operation_aborted);
         }
-        if (created_ec && !is_retryable(created_ec))
-            co_return created_ec; // e.g. a TTL Consul refuses, or a token without rights
+        if (created_ec) { // e.g. a TTL Consul refuses, or a token without rights: final
+            const bool retry = is_retryable(created_ec);
+            report(session_event::kind::create_failed, nullptr, created_ec, *diag,
+                   retry ? std::optional{pause} : std::nullopt);
+            if (!retry)
+                co_return created_ec;
+        }
         error_code ended;
         if (!created_ec) {
             pause = first_session_pause;
+            report(session_event::kind::created, &s, {}, {}, std::nullopt);
             // The renewals are ended by the destroy, not by the caller's cancellation: the
             // campaign must step down (release) before the session goes.
             asio::cancellation_signal stop_renewing;
@@ -307,15 +361,25 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
                 co_await asio::this_coro::throw_if_cancelled(false);
                 ended = co_await run(E, s, task, diag, route);
                 co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-                auto [destroy_ec] = co_await s.async_destroy(tuple_awaitable);
-                if (destroy_ec) // (the cancelled run retries it in the background)
+                auto [destroy_failure] =
+                    co_await s.async_destroy(with_diagnostics(tuple_awaitable));
+                if (destroy_failure) { // (the cancelled run retries it in the background)
                     stop_renewing.emit(asio::cancellation_type::terminal);
+                    const auto [ec, d] = unpack(destroy_failure);
+                    report(session_event::kind::destroy_failed, &s, ec, d, std::nullopt);
+                }
             };
             co_await (renew() && campaign_then_destroy());
             if (ended != errc::session_invalidated && ended != errc::session_expired)
                 co_return ended; // cancelled, the task failed, the key is not a lock, ...
+            const bool stopped_now = co_await is_cancelled();
+            if (stopped_now)
+                co_return make_error_code(asio::error::operation_aborted);
+            report(session_event::kind::lost, &s, ended, *diag, pause);
         }
-        if (!co_await pause_for(pause) || co_await cancelled())
+        const bool paused = co_await pause_for(pause);
+        const bool stopped_then = co_await is_cancelled();
+        if (!paused || stopped_then)
             co_return make_error_code(asio::error::operation_aborted);
         pause = std::min(2 * pause, max_session_pause);
     }
@@ -346,9 +410,11 @@ asio::awaitable<std::pair<error_code, leadership>> campaign(std::shared_ptr<elec
     co_return std::pair{error_code{}, leadership{std::move(lease)}};
 }
 
-asio::awaitable<error_code> resign(std::shared_ptr<elector_state> E) {
+asio::awaitable<error_code> resign(std::shared_ptr<elector_state> E,
+                                   std::optional<std::chrono::milliseconds> holdoff) {
     if (!E->current)
         co_return error_code{};
+    E->resign_holdoff = holdoff;
     ++E->resigns;
     E->changed.notify_all();
     while (E->current)
@@ -434,9 +500,10 @@ void elector::campaign_impl(state_ptr E, session s, detail::diagnostics_route* r
     detail::spawn_op(ex, campaign(std::move(E), std::move(s), diag), std::move(h));
 }
 
-void elector::resign_impl(state_ptr E, asio::any_completion_handler<void(error_code)> h) {
+void elector::resign_impl(state_ptr E, std::optional<std::chrono::milliseconds> holdoff,
+                          asio::any_completion_handler<void(error_code)> h) {
     auto ex = E->consul.get_executor();
-    detail::spawn_op(ex, resign(std::move(E)), std::move(h));
+    detail::spawn_op(ex, resign(std::move(E), holdoff), std::move(h));
 }
 
 void elector::leader_impl(
