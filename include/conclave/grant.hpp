@@ -77,6 +77,11 @@ public:
     /// Time left before the session's local deadline (zero once lost or released): how
     /// long this grant may still be trusted if no renewal succeeds.
     std::chrono::steady_clock::duration remaining() const;
+    /// How many acquires this grant stands for: 1, or more when re-entrant acquires
+    /// (lock_options::reentrant, semaphore_options::reentrant) joined it; each release
+    /// counts one down, and only the last one ends the grant. 0 once that last release
+    /// began (and for an empty grant).
+    unsigned hold_count() const noexcept;
 
     /// Completes when the grant is lost: errc::lock_lost when its key changed owner, was
     /// deleted or released, or (a permit) its session left the holder set, or when the key
@@ -99,10 +104,11 @@ public:
             token, &grant::wait_health_change_impl, state_, seen);
     }
 
-    /// Ends the grant. A lock keeps its flags and value, so Go clients still recognise it;
-    /// a permit leaves the holder set and deletes its contender key. Retry-safe: releasing
-    /// a grant that is no longer held succeeds; on a transport error the grant stays held
-    /// and the call can be repeated.
+    /// Ends the grant, or, while re-entrant acquires hold it more than once (hold_count() >
+    /// 1), counts one hold down and completes at once. A lock keeps its flags and value, so Go
+    /// clients still recognise it; a permit leaves the holder set and deletes its contender key.
+    /// Retry-safe: releasing a grant that is no longer held succeeds; on a transport error the
+    /// grant stays held and the call can be repeated.
     template <class Token = default_token_t>
     auto async_release(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &grant::release_impl, state_);

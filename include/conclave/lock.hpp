@@ -58,6 +58,14 @@ struct lock_options {
     /// (here or in another process), ahead of older contenders. How the elector hands
     /// leadership to its preferred candidate (elector_options::preferred).
     std::string preferred;
+    /// Re-entrant: an acquire with a session whose lease of this key is held in this process
+    /// gets that lease at once, one more hold of it (grant::hold_count), with no request;
+    /// each acquire is matched by one release, and only the last release frees the key.
+    /// For code that may take a lock it already holds, down one call chain. Without it, that
+    /// acquire waits for the held lease to end, so two coroutines sharing a session still
+    /// exclude each other. Holds of one lease are not exclusive among themselves: give it
+    /// only to code on one logical thread of work.
+    bool reentrant = false;
 
     lock_options& with_value(std::string v) {
         value = std::move(v);
@@ -83,6 +91,10 @@ struct lock_options {
     }
     lock_options& with_local_turn(unsigned grants) {
         local_turn = grants;
+        return *this;
+    }
+    lock_options& with_reentrant(bool v = true) {
+        reentrant = v;
         return *this;
     }
     lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {

@@ -41,6 +41,11 @@ struct semaphore_options {
     /// (lock: X, local: Y)") when not null, for tokens other than with_diagnostics, which
     /// carries it in the conclave::error it throws. Shared by every acquire of this object.
     diagnostics* diag = nullptr;
+    /// Re-entrant: an acquire with a session whose permit is held in this process gets that
+    /// permit at once, one more hold of it (grant::hold_count), with no request; each
+    /// acquire is matched by one release, and only the last release frees the slot. Without
+    /// it, that acquire waits for the permit to end (one slot per session).
+    bool reentrant = false;
 
     semaphore_options& with_value(std::string v) {
         value = std::move(v);
@@ -54,6 +59,10 @@ struct semaphore_options {
     semaphore_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
         monitor_retries = n;
         monitor_retry_wait = every;
+        return *this;
+    }
+    semaphore_options& with_reentrant(bool v = true) {
+        reentrant = v;
         return *this;
     }
     semaphore_options& with_diag(diagnostics* v) {

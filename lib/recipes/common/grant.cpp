@@ -50,10 +50,19 @@ void grant::wait_lost_impl(state_ptr s, asio::any_completion_handler<void(error_
     g.start_wait_lost(std::move(s), std::move(h));
 }
 
+unsigned grant::hold_count() const noexcept {
+    return state_ ? state_->holds : 0;
+}
+
 void grant::release_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h) {
     if (!s)
         return refuse_empty(std::move(h));
     auto& g = *s;
+    if (g.holds > 1) { // a re-entrant hold: the grant stays for the others
+        --g.holds;
+        return asio::dispatch(asio::append(std::move(h), error_code{}));
+    }
+    g.holds = 0; // no re-entrant acquire joins a grant being released
     g.start_release(std::move(s), std::move(h));
 }
 

@@ -88,6 +88,9 @@ struct grant_state {
 
     std::shared_ptr<session_state> session;
     fencing_token token;
+    /// Acquires this grant stands for: 1, plus one for each re-entrant acquire that joined
+    /// it, minus one for each release; 0 once its last release began.
+    unsigned holds = 1;
     error_code lost;                  ///< first reason the grant ended
     bool released = false;            ///< released by us (Consul confirmed)
     hold_kind kind = hold_kind::lock; ///< what it is, in reports
@@ -106,6 +109,17 @@ private:
     }
     bool open_ = true;
 };
+
+/// A re-entrant acquire with `session` joins `g` (and counts one more hold of it) when `g`
+/// holds the key with that session here: not released, not lost, its session alive, its
+/// last release not begun. Returns `g` then, else null (the acquire goes its usual way).
+inline std::shared_ptr<grant_state> join_if_held(std::shared_ptr<grant_state> g,
+                                                 const std::string& session) {
+    if (!g || g->session->id != session || g->holds == 0 || !g->held())
+        return nullptr;
+    ++g->holds;
+    return g;
+}
 
 /// Completes `h` with errc::invalid_argument: the operation was asked of an empty grant (a
 /// default-constructed lease, permit or leadership).

@@ -249,6 +249,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *l->hub;
+    if (l->opts.reentrant) {
+        if (auto held = detail::join_if_held(hub.local_holder.lock(), s->id))
+            co_return acquire_result{
+                error_code{},
+                detail::lease_factory::make(std::static_pointer_cast<lease_state>(held))};
+    }
     detail::acquire_report report{l->consul, grant_kind::lock, l->key};
     auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};

@@ -165,6 +165,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *sem->hub;
+    if (sem->opts.reentrant) {
+        if (auto held = detail::join_if_held(hub.permit_here(s->id), s->id))
+            co_return acquire_result{
+                error_code{},
+                detail::permit_factory::make(std::static_pointer_cast<permit_state>(held))};
+    }
     detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
     auto how = acquire_outcome::taken; // how a permit was granted
     queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
