@@ -4,6 +4,7 @@
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/lock/lock_release.hpp"
@@ -240,6 +241,48 @@ asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_
         co_await dequeue(l, me, has_lease);
 }
 
+// What the hub, our place in its queue and the session say now, for the acquire machine.
+detail::acquire_view view_of(lock_state& l, const queue_place& place, session_state& s) {
+    auto& hub = *l.hub;
+    const auto& me = *place.me;
+    detail::acquire_view v;
+    v.now = clock::now();
+    v.session_lost = s.check(v.now);
+    v.session_deadline = s.policy.deadline();
+    v.granted_here = me.state == detail::hub_waiter::phase::granted;
+    v.read_refused = static_cast<bool>(hub.refusal());
+    v.read_failing = hub.failures() > 0;
+    v.granted_by_other = handed_by_another_process(hub, me);
+    if (hub.fair() && hub.known())
+        hub.prune_dead_contenders();
+    if (!hub.known()) {
+        v.key = detail::key_state::unknown;
+        return v;
+    }
+    if (!place.my_turn()) {
+        v.key = detail::key_state::not_our_turn;
+        return v;
+    }
+    const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
+    switch (detail::judge_key(known, s.id, lock_flag_value)) {
+    case detail::key_verdict::conflict:
+        v.key = detail::key_state::conflict;
+        break;
+    case detail::key_verdict::ours:
+        v.key = hub.held_here_by(s.id) ? detail::key_state::held_here : detail::key_state::ours;
+        break;
+    case detail::key_verdict::held_by_other:
+        v.key = detail::key_state::held_elsewhere;
+        break;
+    case detail::key_verdict::free:
+        v.key = !hub.fair() && v.now < hub.yield_until ? detail::key_state::others_turn
+                                                       : detail::key_state::free;
+        v.yield_until = hub.yield_until;
+        break;
+    }
+    return v;
+}
+
 // The acquire loop. Local waiters on a key queue in the key's hub: only the one at the
 // front tries, the others wait for their turn (no herd), and a local release hands the
 // key to the front waiter directly. The key's state comes from the hub's shared query.
@@ -259,170 +302,117 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
-    detail::lock_delay_backoff delay_backoff{l->opts.max_lock_delay_wait};
-    detail::retry_backoff backoff;
-    bool maybe_holding = false; // an acquire txn was sent and its outcome is unknown
+    detail::acquire_fsm fsm{deadline, l->opts.max_lock_delay_wait};
     bool cancelled = false;
-    bool looked = false;          // the key was seen taken, or an attempt was answered
-    bool conflict_reread = false; // a conflict was seen, and the key asked for again
     acquire_result result;
-    const auto wake_by = [&] {
-        auto until = s->policy.deadline();
-        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
-        if (deadline && (looked || !detail::past(deadline)))
-            until = std::min(until, *deadline);
-        return until;
-    };
     try {
         if (hub.fair()) {
             place.me->contender_key = contender_key_for(hub, s->id);
             result.first = co_await enter_line(hub, *place.me, deadline);
         }
+        // (Could not enter the line: an error, or out of time.)
+        const bool in_line = !result.first && (!hub.fair() || place.me->contender_index != 0);
+        auto action = in_line ? fsm.next(view_of(*l, place, *s))
+                              : detail::acquire_action(detail::acquire_action::kind::finish);
+        if (!in_line)
+            action.end =
+                result.first ? detail::acquire_end::failed : detail::acquire_end::timed_out;
         for (;;) {
-            if (result.first || (hub.fair() && place.me->contender_index == 0))
-                break; // could not enter the line
-            if (place.me->state == detail::hub_waiter::phase::granted) {
-                // A local holder handed us the key in its release.
-                how = acquire_outcome::handed_over;
-                result.second = make_lease(l, s, *place.me->granted_entry);
+            using kind = detail::acquire_action::kind;
+            if (action.what == kind::finish)
                 break;
-            }
-            if (s->check(clock::now())) {
-                result.first = s->lost;
+            switch (action.what) {
+            case kind::wait:
+                co_await wait_for_change(hub, *place.me, *s, action.until);
                 break;
-            }
-            if (hub.refusal()) { // Consul's ACLs deny the reads
-                result.first = detail::read_denied(hub, diag);
-                break;
-            }
-            // A budget (even 0) allows one look at the key: give up once it has been
-            // seen taken or an attempt failed, or when Consul cannot be read at all.
-            if (detail::past(deadline) && (looked || hub.failures() > 0))
-                break; // not acquired in time: empty result
-            if (handed_by_another_process(hub, *place.me)) {
-                place.me->contender_key.clear(); // the handing release deleted it
-                how = acquire_outcome::handed_over;
-                result.second = make_lease(l, s, *hub.entry());
-                break;
-            }
-            if (hub.known() && !place.my_turn())
-                looked = true; // taken, or local waiters are ahead of us
-            if (hub.fair() && hub.known())
-                hub.prune_dead_contenders();
-            if (!place.my_turn() || !hub.known()) {
-                co_await wait_for_change(hub, *place.me, *s, wake_by());
-                continue;
-            }
-
-            const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
-            const auto verdict = detail::judge_key(known, s->id, lock_flag_value);
-            if (verdict == detail::key_verdict::conflict) {
-                // Judged on a fresh read only: the view shared with other lock objects may
-                // predate the key's delete.
-                if (!std::exchange(conflict_reread, true)) {
+            case kind::sleep:
+                if (action.reread)
                     hub.forget();
+                co_await detail::sleep_for(action.pause, deadline);
+                break;
+            case kind::reread:
+                hub.forget();
+                break;
+            case kind::attempt: {
+                const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
+                auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
+                if (ec == asio::error::operation_aborted) {
+                    action = fsm.cancelled();
                     continue;
                 }
-                result.first = make_error_code(errc::conflict);
-                break;
-            }
-            if (verdict == detail::key_verdict::ours && hub.held_here_by(s->id)) {
-                // Held by a grant of this process with the same session: not a second
-                // holder. Its release hands the key to us (one transaction), or its end
-                // (lost, dropped) wakes us.
-                looked = true;
-                co_await wait_for_change(hub, *place.me, *s, wake_by());
-                continue;
-            }
-            if (verdict == detail::key_verdict::ours) {
-                // Held by this session, with no grant of this process left (a lease
-                // dropped unreleased): taken over without a write.
-                how = acquire_outcome::already_held;
-                result.second = make_lease(l, s, *known);
-                break;
-            }
-            if (verdict == detail::key_verdict::held_by_other) {
-                looked = true;
-                // The hub's query tells us when it changes (released, deleted, taken over).
-                co_await wait_for_change(hub, *place.me, *s, wake_by());
-                continue;
-            }
-
-            // Another process's turn (lock_options::local_turn): leave it the key for a
-            // moment, unless this acquire's budget ends first (a bounded acquire is not
-            // refused a free key for the sake of turns).
-            if (!hub.fair() && clock::now() < hub.yield_until &&
-                (hub.yield_until == clock::time_point::max() || !deadline ||
-                 *deadline > hub.yield_until)) {
-                co_await wait_for_change(hub, *place.me, *s, std::min(wake_by(), hub.yield_until));
-                continue;
-            }
-            maybe_holding = true;
-            auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
-            if (ec == asio::error::operation_aborted) {
-                // Cancelled during the attempt (it comes back as a value): never an empty
-                // "not acquired", even with the budget spent.
-                cancelled = true;
-                break;
-            }
-            if (ec) {
-                // Unknown outcome. Giving up: the cleanup below releases it if it was
-                // applied. Retrying: read the key first (it may say we hold it).
-                if (detail::past(deadline) || !is_retryable(ec)) {
-                    if (!detail::past(deadline))
-                        result.first = ec;
-                    break;
+                detail::attempt_outcome o{ec, !ec && t.committed && !t.results.empty(),
+                                          detail::classify_refusal(t.errors)};
+                if (o.committed) {
+                    const kv_entry& e = t.results.back();
+                    hub.note_local_grant(e);
+                    hub.saw_write(e);
+                    if (!place.me->contender_key.empty()) {
+                        hub.contender_gone(place.me->contender_key);
+                        place.me->contender_key.clear();
+                    }
+                    result.second = make_lease(l, s, e);
                 }
-                hub.forget();
-                co_await detail::sleep_for(backoff.next(), deadline);
+                action = fsm.attempted(view_of(*l, place, *s), o);
                 continue;
             }
-            maybe_holding = false;
-            looked = true;
-            backoff.reset();
-            if (t.committed && !t.results.empty()) {
-                const kv_entry& e = t.results.back();
-                hub.note_local_grant(e);
-                hub.saw_write(e);
-                if (!place.me->contender_key.empty()) {
-                    hub.contender_gone(place.me->contender_key);
-                    place.me->contender_key.clear();
-                }
-                result.second = make_lease(l, s, e);
+            case kind::finish:
                 break;
             }
-            const auto why = detail::classify_refusal(t.errors);
-            if (why == detail::refusal::denied) {
-                result.first = detail::write_denied(l->key, diag);
-                break;
-            }
-            if (why == detail::refusal::lock_delay) {
-                co_await detail::sleep_for(delay_backoff.next(), deadline);
-            } else if (why == detail::refusal::session_gone) {
+            action = fsm.next(view_of(*l, place, *s));
+        }
+        using end = detail::acquire_end;
+        switch (action.end) {
+        case end::handed_here:
+            how = acquire_outcome::handed_over;
+            result.second = make_lease(l, s, *place.me->granted_entry);
+            break;
+        case end::handed_remote:
+            place.me->contender_key.clear(); // the handing release deleted it
+            how = acquire_outcome::handed_over;
+            result.second = make_lease(l, s, *hub.entry());
+            break;
+        case end::already_held:
+            how = acquire_outcome::already_held;
+            result.second = make_lease(l, s, *hub.entry());
+            break;
+        case end::taken:
+            break; // (the lease was made with the attempt's answer)
+        case end::failed:
+            if (action.session_gone) {
                 s->gone_on_server = true;
-                s->mark_lost(make_error_code(errc::session_invalidated));
-            } else {
-                // Held, stale or other: our view is older than the key. The hub's query,
-                // blocked at that view's index, returns with the news (bounded, in case
-                // nothing changes).
-                co_await wait_for_change(hub, *place.me, *s,
-                                         std::min(wake_by(), clock::now() + backoff.next()));
+                s->mark_lost(action.ec);
             }
+            // (A lost session's reason is the one it was lost with first.)
+            if (!result.first)
+                result.first = action.ec && !action.session_gone ? action.ec : s->lost;
+            break;
+        case end::read_denied:
+            result.first = detail::read_denied(hub, diag);
+            break;
+        case end::write_denied:
+            result.first = detail::write_denied(l->key, diag);
+            break;
+        case end::timed_out:
+            break; // an empty result
+        case end::cancelled:
+            cancelled = true;
+            break;
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
             throw;
         cancelled = true;
     }
+    const bool maybe_holding = fsm.maybe_holding();
     // An attempt of unknown outcome that a later read showed to have worked (the key names
     // our session) is the lease: nothing to undo then.
-    maybe_holding = maybe_holding && !result.second;
-    if (maybe_holding || still_in_line(*place.me)) {
+    if ((maybe_holding && !result.second) || still_in_line(*place.me)) {
         // Even after a cancellation (which would make any further await throw), and not
         // interruptible by another one: the cleanup is bounded by cleanup_timeout.
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-        co_await leave_no_trace(l, *place.me, maybe_holding, result.second.has_value());
+        co_await leave_no_trace(l, *place.me, maybe_holding && !result.second,
+                                result.second.has_value());
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
