@@ -26,11 +26,11 @@ acquire_view view(key_state key, clock::time_point now = t0) {
 }
 
 acquire_fsm no_budget() {
-    return acquire_fsm{std::nullopt, 1000ms};
+    return acquire_fsm{std::nullopt, write_rule::lock_key, 1000ms};
 }
 
 acquire_fsm budget(clock::duration b) {
-    return acquire_fsm{t0 + b, 1000ms};
+    return acquire_fsm{t0 + b, write_rule::lock_key, 1000ms};
 }
 
 bool finished(const acquire_action& a, acquire_end end) {
@@ -238,4 +238,75 @@ TEST_CASE("acquire machine: an unknown outcome with the budget spent is out of t
     o.ec = make_error_code(errc::timeout);
     CHECK(finished(fsm.attempted(view(key_state::free, t0 + 1ms), o), acquire_end::timed_out));
     CHECK(fsm.maybe_holding()); // the driver still undoes it
+}
+
+TEST_CASE("acquire machine: a semaphore's refusals are lost races on the shared record",
+          "[acquire-fsm]") {
+    acquire_fsm fsm{std::nullopt, write_rule::shared_record};
+    REQUIRE(fsm.next(view(key_state::free)).what == kind::attempt);
+    attempt_outcome o;
+    o.why = refusal::stale;
+    for (int i = 0; i < 8; ++i) {
+        auto a = fsm.attempted(view(key_state::free), o);
+        CHECK(a.what == kind::sleep);
+        CHECK(a.reread);
+        CHECK(a.pause >= 0ms);
+        CHECK(a.pause <= 32ms); // random, under a cap doubling from 1 ms
+        REQUIRE(fsm.next(view(key_state::free)).what == kind::attempt);
+    }
+    o.why = refusal::denied;
+    CHECK(finished(fsm.attempted(view(key_state::free), o), acquire_end::write_denied));
+}
+
+TEST_CASE("acquire machine: denied perhaps only for the extras: decide again", "[acquire-fsm]") {
+    acquire_fsm fsm{std::nullopt, write_rule::shared_record};
+    REQUIRE(fsm.next(view(key_state::free)).what == kind::attempt);
+    attempt_outcome o;
+    o.why = refusal::denied;
+    o.denied_extras = true;
+    CHECK(fsm.attempted(view(key_state::free), o).what == kind::attempt);
+}
+
+TEST_CASE("acquire machine: an attempt that grants only the waiters behind us", "[acquire-fsm]") {
+    acquire_fsm fsm{std::nullopt, write_rule::shared_record};
+    auto v = view(key_state::free);
+    v.attempt_is_ours = false;
+    REQUIRE(fsm.next(v).what == kind::attempt);
+    CHECK_FALSE(fsm.maybe_holding()); // nothing of ours to undo
+    attempt_outcome o;
+    o.committed = true;
+    // Granted to them: we go on waiting (our session's slot is busy).
+    auto a = fsm.attempted(view(key_state::held_here), o);
+    CHECK(a.what == kind::wait);
+}
+
+TEST_CASE("acquire machine: a state that forbids the acquire ends it without a second read",
+          "[acquire-fsm]") {
+    auto fsm = no_budget();
+    auto v = view(key_state::refused);
+    v.refused_ec = make_error_code(errc::limit_conflict);
+    auto a = fsm.next(v);
+    CHECK(finished(a, acquire_end::failed));
+    CHECK(a.ec == errc::limit_conflict);
+}
+
+TEST_CASE("acquire machine: our turn coming is waited for without counting as a look",
+          "[acquire-fsm]") {
+    auto fsm = budget(0s);
+    auto a = fsm.next(view(key_state::busy, t0 + 1ms));
+    CHECK(a.what == kind::wait);
+    CHECK_FALSE(fsm.looked());
+}
+
+TEST_CASE("acquire machine: a grant being handed to us is awaited past the budget",
+          "[acquire-fsm]") {
+    auto fsm = budget(10ms);
+    REQUIRE(fsm.next(view(key_state::held_elsewhere)).what == kind::wait); // looked
+    auto v = view(key_state::busy, t0 + 1s);
+    v.verdict_pending = true;
+    auto a = fsm.next(v);
+    CHECK(a.what == kind::wait);
+    CHECK(a.until == session_end); // not the spent budget
+    v.verdict_pending = false;
+    CHECK(finished(fsm.next(v), acquire_end::timed_out));
 }

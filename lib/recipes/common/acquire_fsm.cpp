@@ -15,7 +15,7 @@ acquire_action acquire_fsm::next(const acquire_view& v) {
         return finish(acquire_end::read_denied);
     // A budget (even 0) allows one look at the key: give up once it has been seen taken or
     // an attempt failed, or when Consul cannot be read at all.
-    if (past(v.now) && (looked_ || v.read_failing))
+    if (past(v.now) && !v.verdict_pending && (looked_ || v.read_failing))
         return finish(acquire_end::timed_out);
     if (v.granted_by_other)
         return finish(acquire_end::handed_remote);
@@ -26,6 +26,10 @@ acquire_action acquire_fsm::next(const acquire_view& v) {
     case key_state::not_our_turn:
         looked_ = true; // taken, or local waiters are ahead of us
         return wait(wake_by(v));
+    case key_state::busy:
+        return wait(wake_by(v));
+    case key_state::refused:
+        return finish(acquire_end::failed, v.refused_ec);
     case key_state::conflict:
         // Judged on a fresh read only: a view shared with other objects may predate the
         // key's delete.
@@ -52,7 +56,8 @@ acquire_action acquire_fsm::next(const acquire_view& v) {
     case key_state::free:
         break;
     }
-    maybe_holding_ = true;
+    attempt_is_ours_ = v.attempt_is_ours;
+    maybe_holding_ = attempt_is_ours_;
     return acquire_action{acquire_action::kind::attempt};
 }
 
@@ -70,11 +75,24 @@ acquire_action acquire_fsm::attempted(const acquire_view& v, const attempt_outco
     maybe_holding_ = false;
     looked_ = true;
     backoff_.reset();
+    return after_answer(v, o);
+}
+
+acquire_action acquire_fsm::after_answer(const acquire_view& v, const attempt_outcome& o) {
     if (o.committed)
-        return finish(acquire_end::taken);
+        return attempt_is_ours_ ? finish(acquire_end::taken) : next(v); // (others granted)
+    if (o.why == refusal::denied)
+        return o.denied_extras ? next(v) : finish(acquire_end::write_denied);
+    if (rule_ == write_rule::shared_record) {
+        // Lost a check-and-set race with another participant: read again, a little later.
+        acquire_action a{acquire_action::kind::sleep};
+        a.pause = race_.next();
+        a.reread = true;
+        return a;
+    }
     switch (o.why) {
     case refusal::denied:
-        return finish(acquire_end::write_denied);
+        break; // (above)
     case refusal::lock_delay: {
         acquire_action a{acquire_action::kind::sleep};
         a.pause = delay_backoff_.next();
@@ -102,7 +120,7 @@ acquire_action acquire_fsm::cancelled() {
 acquire_fsm::clock::time_point acquire_fsm::wake_by(const acquire_view& v) const {
     auto until = v.session_deadline;
     // Past the budget but not looked yet: wait for the hub's read, not for the budget.
-    if (deadline_ && (looked_ || !past(v.now)))
+    if (deadline_ && !v.verdict_pending && (looked_ || !past(v.now)))
         until = std::min(until, *deadline_);
     return until;
 }

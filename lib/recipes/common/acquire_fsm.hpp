@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: BSL-1.0
-// The acquire loop's decisions, without I/O: given what the hub and the session say now
-// (acquire_view) and what the last step came back with, what to do next (acquire_action):
-// wait for a change, attempt the grant's transaction, sleep, read again, or finish. The
-// coroutine that drives it (lock.cpp's acquire_loop) performs the actions and builds the
-// views; the rules live here, where unit tests reach every branch without a server.
+// The acquire loop's decisions, without I/O, for the lock and the semaphore alike: given
+// what the hub and the session say now (acquire_view) and what the last step came back
+// with, what to do next (acquire_action): wait for a change, attempt the grant's
+// transaction, sleep, read again, or finish. The coroutines that drive it (the acquire_loop
+// of lock.cpp and of semaphore.cpp) perform the actions and build the views, judging the
+// key or the holder record their own way; the rules live here, where unit tests reach every
+// branch without a server.
 //
 // The rules, in the order they are asked:
 // - a grant handed to us (by a local release, or by another process's release in fair
 //   mode) ends the acquire with it; so does a lost session (its loss reason), and a read
 //   Consul's ACLs refuse (permission_denied);
 // - a budget (even 0) allows one look: past it, the acquire gives up once the key was seen
-//   taken, an attempt was answered, or Consul could not be read at all;
+//   taken, an attempt was answered, or Consul could not be read at all (not while another
+//   acquire's transaction is handing us a grant: its verdict is awaited);
 // - not our turn (local waiters ahead), or the key not known yet: wait for a change;
 // - a key with other flags is a conflict, judged on a fresh read (one read again first);
 // - held by our session with a grant of this process: wait for it to end (shared session);
@@ -18,12 +21,15 @@
 // - held elsewhere: wait for a change; another process's turn: wait until it ends;
 // - free: attempt. Its outcome: committed (the grant); cancelled; unknown (read again and
 //   retry after a pause, or give up when the budget is spent or the error is not transient);
-//   refused by ACLs (permission_denied), by the key's lock-delay (pause, doubling), because
-//   the session is gone (the session's loss), or because our view was old (wait for the
-//   news, bounded).
+//   refused by ACLs (permission_denied, or decide again when only the attempt's extras may
+//   have been refused), by the key's lock-delay (pause, doubling), because the session is
+//   gone (the session's loss), or because our view was old: a lock waits for the news
+//   (bounded); a check-and-set of a shared record lost a race, and reads again after a
+//   random pause.
 #pragma once
 
 #include "recipes/common/acquire_policy.hpp"
+#include "recipes/common/cas_race_backoff.hpp"
 
 #include <conclave/error.hpp>
 
@@ -37,7 +43,9 @@ namespace conclave::detail {
 enum class key_state {
     unknown,        ///< not read yet: wait for the hub's read
     not_our_turn,   ///< local waiters are ahead of us (or a transaction is in flight)
-    conflict,       ///< other flags: not a key this recipe may take
+    busy,           ///< our turn is coming (a transaction or release of ours is in flight)
+    conflict,       ///< other flags: not a key this recipe may take (read again first)
+    refused,        ///< the state forbids this acquire: view::refused_ec (no second read)
     held_here,      ///< held by our session, by a grant of this process: wait for its end
     ours,           ///< held by our session, with no grant of this process left
     held_elsewhere, ///< held by another session
@@ -58,13 +66,34 @@ struct acquire_view {
     key_state key = key_state::unknown;
     /// key_state::others_turn: until when (time_point::max(): until a release of ours ends).
     std::chrono::steady_clock::time_point yield_until{};
+    /// key_state::refused: why.
+    error_code refused_ec;
+    /// Another acquire's transaction is handing us a grant: its verdict is awaited, even
+    /// past the budget.
+    bool verdict_pending = false;
+    /// key_state::free: the attempt would grant us (not only waiters behind us, as a
+    /// semaphore's batch may).
+    bool attempt_is_ours = true;
+};
+
+/// What an attempt writes, which decides what a refusal means.
+enum class write_rule {
+    /// Locks a key with the session (a lock): lock-delay and session refusals, and a
+    /// refusal for an old view is news the hub's query brings.
+    lock_key,
+    /// A check-and-set of a record every participant writes (a semaphore's `.lock`): a
+    /// refusal is a lost race, read again after a random pause.
+    shared_record,
 };
 
 /// How an attempt's transaction came back.
 struct attempt_outcome {
     error_code ec;                ///< transport or server error: the outcome is unknown
-    bool committed = false;       ///< the grant is ours
+    bool committed = false;       ///< applied (the grant is ours if view::attempt_is_ours was)
     refusal why = refusal::other; ///< when neither: why Consul rolled it back
+    /// refusal::denied, but perhaps only for the attempt's extras (which the driver now
+    /// leaves out): decide again.
+    bool denied_extras = false;
 };
 
 /// How the acquire ended.
@@ -106,9 +135,10 @@ class acquire_fsm {
 public:
     using clock = std::chrono::steady_clock;
 
-    acquire_fsm(std::optional<clock::time_point> deadline,
-                std::chrono::milliseconds max_lock_delay_wait)
+    acquire_fsm(std::optional<clock::time_point> deadline, write_rule rule,
+                std::chrono::milliseconds max_lock_delay_wait = std::chrono::milliseconds{1000})
         : deadline_(deadline)
+        , rule_(rule)
         , delay_backoff_(max_lock_delay_wait) {}
 
     /// The next step, from what the hub and the session say now.
@@ -127,16 +157,20 @@ public:
 
 private:
     clock::time_point wake_by(const acquire_view& v) const;
+    acquire_action after_answer(const acquire_view& v, const attempt_outcome& o);
     acquire_action wait(clock::time_point until) const;
     static acquire_action finish(acquire_end end, error_code ec = {});
     bool past(clock::time_point now) const { return deadline_ && now >= *deadline_; }
 
     std::optional<clock::time_point> deadline_;
+    write_rule rule_;
     lock_delay_backoff delay_backoff_;
     retry_backoff backoff_;
+    cas_race_backoff race_;
     bool maybe_holding_ = false;
     bool looked_ = false;
-    bool conflict_reread_ = false; // a conflict was seen, and the key asked for again
+    bool conflict_reread_ = false;
+    bool attempt_is_ours_ = true; // the attempt in flight would grant us // a conflict was seen, and the key asked for again
 };
 
 } // namespace conclave::detail

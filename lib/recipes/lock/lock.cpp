@@ -302,7 +302,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
     auto subscription = hub.subscribe();
-    detail::acquire_fsm fsm{deadline, l->opts.max_lock_delay_wait};
+    detail::acquire_fsm fsm{deadline, detail::write_rule::lock_key, l->opts.max_lock_delay_wait};
     bool cancelled = false;
     acquire_result result;
     try {

@@ -5,6 +5,7 @@
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
@@ -157,10 +158,102 @@ std::vector<detail::dead_contender> dead_keys(const semaphore_hub& hub) {
     return detail::dead_contenders(hub.prefix, hub.entries());
 }
 
+// What the front waiter would write: the holder record read, whether it adds us, and the
+// queued local waiters behind us that fit in the same check-and-set.
+struct attempt_plan {
+    detail::semaphore_reading reading;
+    bool take = false;
+    handoff_batch::waiters members;
+    bool was_handed = false; // the slot found ours came from a transaction of unknown outcome
+};
+
+// What the hub, our place in its queue and the session say now, for the acquire machine;
+// `plan` gets what an attempt would write.
+detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, session_state& s,
+                             diagnostics* diag, attempt_plan& plan) {
+    auto& hub = *sem.hub;
+    auto& me = *place.me;
+    plan = attempt_plan{};
+    detail::acquire_view v;
+    v.now = clock::now();
+    v.session_lost = s.check(v.now);
+    v.session_deadline = s.policy.deadline();
+    v.granted_here = me.state == phase::granted; // someone else's transaction added us
+    v.read_refused = static_cast<bool>(hub.refusal());
+    v.read_failing = hub.failures() > 0;
+    v.verdict_pending = me.state == phase::handing;
+    if (!hub.known()) {
+        v.key = detail::key_state::unknown;
+        return v;
+    }
+    const bool settled = me.state == phase::waiting && hub.attempts_in_flight == 0;
+    if (settled && (me.was_handed || me.recheck)) {
+        // A transaction whose outcome we could not know may have added us after all, or our
+        // session's permit was dropped: a slot our session holds with no permit of ours left
+        // is this acquire's, without a write. (Not only at the front: a waiter behind it
+        // could hold the slot it waits for.)
+        me.recheck = false;
+        if (holds_slot(sem, hub, s.id)) {
+            if (!hub.slot_busy(s.id)) {
+                plan.was_handed = me.was_handed;
+                v.key = detail::key_state::ours;
+                return v;
+            }
+            if (hub.held_here_by(s.id))
+                me.was_handed = false; // that slot is the permit's, not ours to leave
+        }
+    }
+    // Pending local releases go first: they hand their slots to the front anyway.
+    if (!place.at_front()) {
+        v.key = detail::key_state::not_our_turn;
+        return v;
+    }
+    if (!settled || !hub.releases.empty()) {
+        v.key = detail::key_state::busy;
+        return v;
+    }
+    plan.reading = detail::interpret(sem, hub.lock_entry(), hub.entries(), diag);
+    const auto& r = plan.reading;
+    if (r.ec) {
+        v.key = detail::key_state::refused;
+        v.refused_ec = r.ec;
+        return v;
+    }
+    const bool listed = r.record.holders.count(s.id) > 0;
+    if (listed && !hub.slot_busy(s.id)) {
+        // Already a holder with no permit of ours left (an earlier attempt of ours was
+        // applied, or a permit of this session was dropped unreleased).
+        v.key = detail::key_state::ours;
+        return v;
+    }
+    // One slot per session: while a local permit (or a grant under way) of our session
+    // holds its slot, or a cleanup takes the session out, we wait for that to end. Its
+    // release hands the slot to us, or its end wakes us. The waiters behind us may take free
+    // slots meanwhile. (A permit of ours whose session is not listed was lost: we take a
+    // slot, and it is marked so.)
+    plan.take = !listed && !hub.clearing.count(s.id);
+    if (r.record.holders.size() >= sem.limit) {
+        v.key = detail::key_state::held_elsewhere; // full: the hub's query tells us when not
+        return v;
+    }
+    // Free slots: us, and as many queued local waiters as fit, in one CAS.
+    const std::size_t free = sem.limit - r.record.holders.size();
+    plan.members =
+        detail::next_in_line(hub, sem.limit, r.record, s.id, plan.take ? free - 1 : free);
+    if (!plan.take && plan.members.empty()) {
+        v.key = detail::key_state::held_here;
+        return v;
+    }
+    v.key = detail::key_state::free;
+    v.attempt_is_ours = plan.take;
+    return v;
+}
+
 // The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
 // tries, adding as many queued local waiters as there are free slots to the same CAS; the
 // others sleep until they reach the front or are handed a slot (by that CAS, or by a local
-// release). The prefix's state comes from the hub's shared query.
+// release). The prefix's state comes from the hub's shared query; the decisions are the
+// acquire machine's (recipes/common/acquire_fsm.hpp).
 asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> sem,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
@@ -178,24 +271,16 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     auto subscription = hub.subscribe();
     acquire_result result;
     bool contender_sent = false;
-    bool maybe_holder = false; // a CAS adding us was sent and its outcome is unknown
     bool cancelled = false;
-    bool looked = false; // the semaphore was seen full, or an attempt was answered
-    detail::retry_backoff backoff;
-    cas_race_backoff race;
-    const auto wake_by = [&] {
-        auto until = s->policy.deadline();
-        // Past the budget but not looked yet: wait for the hub's read, not for the budget.
-        // Being handed a slot: wait for the verdict (the hander's request is bounded).
-        if (deadline && me.state != phase::handing && (looked || !detail::past(deadline)))
-            until = std::min(until, *deadline);
-        return until;
-    };
+    detail::acquire_fsm fsm{deadline, detail::write_rule::shared_record};
+    attempt_plan plan;
     try {
         // A cleanup deleting our session's contender key (a release, an acquire giving up)
         // could delete it after we wrote it: wait for it to end.
         while (hub.clearing.count(s->id) && !detail::past(deadline) && !s->check(clock::now()))
-            co_await detail::notifier::wait_any(wake_by(), hub.changed, s->changed);
+            co_await detail::notifier::wait_any(deadline ? std::min(*deadline, s->policy.deadline())
+                                                         : s->policy.deadline(),
+                                                hub.changed, s->changed);
         if (s->check(clock::now())) {
             result.first = s->lost;
         } else if (!hub.clearing.count(s->id)) {
@@ -209,171 +294,120 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                 hub.poke(); // a local release may hand us its slot from now on
             }
         }
-        while (me.enqueued) {
-            if (me.state == phase::granted) {
-                // Someone else's transaction added us to the holders.
-                how = acquire_outcome::handed_over;
-                result.second = make_permit(sem, s, me.granted_index);
+        using kind = detail::acquire_action::kind;
+        auto action = detail::acquire_action(kind::finish);
+        action.end = detail::acquire_end::timed_out; // (not in line: result.first says why)
+        if (me.enqueued)
+            action = fsm.next(view_of(*sem, place, *s, diag, plan));
+        while (action.what != kind::finish) {
+            switch (action.what) {
+            case kind::wait:
+                co_await wait_for_change(place, *s, action.until);
                 break;
-            }
-            if (s->check(clock::now())) {
-                result.first = s->lost;
+            case kind::sleep:
+                if (action.reread)
+                    hub.forget();
+                co_await detail::sleep_for(action.pause, deadline);
                 break;
-            }
-            if (hub.refusal()) { // Consul's ACLs deny the reads
-                result.first = detail::read_denied(hub, diag);
-                break;
-            }
-            // A budget (even 0) allows one look: give up once the semaphore was seen full
-            // or an attempt failed, or when Consul cannot be read at all.
-            if (detail::past(deadline) && me.state != phase::handing &&
-                (looked || hub.failures() > 0))
-                break; // not acquired in time: empty result
-            const bool settled =
-                me.state == phase::waiting && hub.attempts_in_flight == 0 && hub.known();
-            if (settled && (me.was_handed || me.recheck)) {
-                // A transaction whose outcome we could not know may have added us after all,
-                // or our session's permit was dropped: a slot our session holds with no
-                // permit of ours left is this acquire's, without a write. (Not only at the
-                // front: a waiter behind it could hold the slot it waits for.)
-                me.recheck = false;
-                if (holds_slot(*sem, hub, s->id)) {
-                    if (!hub.slot_busy(s->id)) {
-                        if (!me.was_handed)
-                            how = acquire_outcome::already_held;
-                        result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
-                        break;
-                    }
-                    if (hub.held_here_by(s->id))
-                        me.was_handed = false; // that slot is the permit's, not ours to leave
-                }
-            }
-            // Pending local releases go first: they hand their slots to the front anyway.
-            const bool my_turn = settled && place.at_front() && hub.releases.empty();
-            if (!my_turn) {
-                if (hub.known() && !place.at_front())
-                    looked = true; // local waiters are ahead of us
-                co_await wait_for_change(place, *s, wake_by());
-                continue;
-            }
-
-            auto r = detail::interpret(*sem, hub.lock_entry(), hub.entries(), diag);
-            if (r.ec) {
-                result.first = r.ec;
-                break;
-            }
-            const bool listed = r.record.holders.count(s->id) > 0;
-            if (listed && !hub.slot_busy(s->id)) {
-                // Already a holder with no permit of ours left (an earlier attempt of ours
-                // was applied, or a permit of this session was dropped unreleased): taken
-                // over without a write.
-                how = acquire_outcome::already_held;
-                result.second = make_permit(sem, s, r.lock_modify_index);
-                break;
-            }
-            // One slot per session: while a local permit (or a grant under way) of our
-            // session holds its slot, or a cleanup takes the session out, we wait for that to
-            // end. Its release hands the slot to us, or its end wakes us. The waiters behind
-            // us may take free slots meanwhile. (A permit of ours whose session is not listed
-            // was lost: we take a slot, and it is marked so.)
-            const bool take = !listed && !hub.clearing.count(s->id);
-            if (r.record.holders.size() >= sem->limit) {
-                looked = true;
-                // Full: the hub's query tells us when it changes.
-                co_await wait_for_change(place, *s, wake_by());
-                continue;
-            }
-
-            // Free slots: us, and as many queued local waiters as fit, in one CAS.
-            const std::size_t free = sem->limit - r.record.holders.size();
-            auto members =
-                detail::next_in_line(hub, sem->limit, r.record, s->id, take ? free - 1 : free);
-            if (!take && members.empty()) {
-                looked = true;
-                co_await wait_for_change(place, *s, wake_by());
-                continue;
-            }
-            std::vector<std::string> added;
-            if (take)
-                added.push_back(s->id);
-            for (const auto& w : members)
-                added.push_back(w->session->id);
-            r.record.holders.insert(added.begin(), added.end());
-            std::vector<txn_op> ops{txn_op::cas(sem->lock_key, r.record.encode(),
-                                                r.lock_modify_index, semaphore_flag_value)};
-            // The contender keys of crashed contenders go in the same transaction: their
-            // sessions ended, and Consul only released their keys (behavior "release").
-            std::vector<std::string> swept;
-            for (const auto& d : dead_keys(hub)) {
-                ops.push_back(txn_op::remove_cas(d.key, d.modify_index));
-                swept.push_back(d.key);
-            }
-            ops.push_back(txn_op::get(sem->lock_key)); // (deletes have no result)
-            std::pair<error_code, txn_result> outcome;
-            {
-                handoff_batch batch{sem->hub, std::move(members), sem->limit,
-                                    sem->opts.cleanup_timeout};
-                maybe_holder = take;
-                auto attempt_deadline = deadline;
-                if (deadline)
-                    attempt_deadline =
-                        std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-                outcome = co_await detail::txn_call(sem->consul, std::move(ops), attempt_deadline);
-                auto& [tec, t] = outcome;
-                if (!tec && t.committed && !t.results.empty())
-                    batch.granted(t.results.back().modify_index);
-                else if (!tec)
-                    batch.refused();
-            }
-            auto& [tec, t] = outcome;
-            if (tec == asio::error::operation_aborted) {
-                // Cancelled during the attempt (it comes back as a value): never an empty
-                // "not acquired", even with the budget spent.
-                cancelled = true;
-                break;
-            }
-            if (tec) {
-                // Unknown outcome. Giving up: the cleanup below leaves the holders if it
-                // was applied. Retrying: read the prefix first (it may say we hold a slot).
-                if (detail::past(deadline) || !is_retryable(tec)) {
-                    if (!detail::past(deadline))
-                        result.first = tec;
-                    break;
-                }
+            case kind::reread:
                 hub.forget();
-                co_await detail::sleep_for(backoff.next(), deadline);
-                continue;
-            }
-            maybe_holder = false;
-            looked = true;
-            backoff.reset();
-            if (t.committed && !t.results.empty()) {
-                hub.saw_write(t.results.back(), added, "", swept);
-                if (!take)
-                    continue; // the waiters behind us have their slots; we still wait
-                if (auto lost = hub.permit_here(s->id))
-                    lost->mark_lost(make_error_code(errc::lock_lost));
-                result.second = make_permit(sem, s, t.results.back().modify_index);
                 break;
-            }
-            if (detail::classify_refusal(t.errors) == detail::refusal::denied) {
-                if (!swept.empty()) {
-                    // Perhaps only the deletes were denied: again without them.
-                    hub.sweep_denied = true;
+            case kind::attempt: {
+                auto record = plan.reading.record;
+                std::vector<std::string> added;
+                if (plan.take)
+                    added.push_back(s->id);
+                for (const auto& w : plan.members)
+                    added.push_back(w->session->id);
+                record.holders.insert(added.begin(), added.end());
+                std::vector<txn_op> ops{txn_op::cas(sem->lock_key, record.encode(),
+                                                    plan.reading.lock_modify_index,
+                                                    semaphore_flag_value)};
+                // The contender keys of crashed contenders go in the same transaction: their
+                // sessions ended, and Consul only released their keys (behavior "release").
+                std::vector<std::string> swept;
+                for (const auto& d : dead_keys(hub)) {
+                    ops.push_back(txn_op::remove_cas(d.key, d.modify_index));
+                    swept.push_back(d.key);
+                }
+                ops.push_back(txn_op::get(sem->lock_key)); // (deletes have no result)
+                std::pair<error_code, txn_result> outcome;
+                {
+                    handoff_batch batch{sem->hub, std::move(plan.members), sem->limit,
+                                        sem->opts.cleanup_timeout};
+                    auto attempt_deadline = deadline;
+                    if (deadline)
+                        attempt_deadline =
+                            std::max(*deadline, clock::now() + detail::minimum_attempt_time);
+                    outcome =
+                        co_await detail::txn_call(sem->consul, std::move(ops), attempt_deadline);
+                    auto& [tec, t] = outcome;
+                    if (!tec && t.committed && !t.results.empty())
+                        batch.granted(t.results.back().modify_index);
+                    else if (!tec)
+                        batch.refused();
+                }
+                auto& [tec, t] = outcome;
+                if (tec == asio::error::operation_aborted) {
+                    action = fsm.cancelled();
                     continue;
                 }
-                result.first = detail::write_denied(sem->lock_key, diag);
+                detail::attempt_outcome o{tec, !tec && t.committed && !t.results.empty(),
+                                          detail::classify_refusal(t.errors)};
+                if (o.committed) {
+                    hub.saw_write(t.results.back(), added, "", swept);
+                    if (plan.take) {
+                        if (auto lost = hub.permit_here(s->id))
+                            lost->mark_lost(make_error_code(errc::lock_lost));
+                        result.second = make_permit(sem, s, t.results.back().modify_index);
+                    }
+                } else if (!tec && o.why == detail::refusal::denied && !swept.empty()) {
+                    hub.sweep_denied = true; // perhaps only the deletes were denied
+                    o.denied_extras = true;
+                }
+                action = fsm.attempted(view_of(*sem, place, *s, diag, plan), o);
+                continue;
+            }
+            case kind::finish:
                 break;
             }
-            // Lost a CAS race with another process: read again, a little later.
-            hub.forget();
-            co_await detail::sleep_for(race.next(), deadline);
+            action = fsm.next(view_of(*sem, place, *s, diag, plan));
+        }
+        using end = detail::acquire_end;
+        switch (action.end) {
+        case end::handed_here:
+        case end::handed_remote:
+            how = acquire_outcome::handed_over;
+            result.second = make_permit(sem, s, me.granted_index);
+            break;
+        case end::already_held:
+            how = plan.was_handed ? acquire_outcome::handed_over : acquire_outcome::already_held;
+            result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+            break;
+        case end::taken:
+            break; // (the permit was made with the attempt's answer)
+        case end::failed:
+            if (!result.first)
+                result.first = action.ec ? action.ec : s->lost;
+            break;
+        case end::read_denied:
+            result.first = detail::read_denied(hub, diag);
+            break;
+        case end::write_denied:
+            result.first = detail::write_denied(sem->lock_key, diag);
+            break;
+        case end::timed_out:
+            break; // an empty result
+        case end::cancelled:
+            cancelled = true;
+            break;
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
             throw;
         cancelled = true;
     }
+    bool maybe_holder = fsm.maybe_holding() && !result.second;
     if (!result.second) {
         // No permit: leave no trace (holder entry, contender key), bounded.
         place.leave();
