@@ -67,7 +67,11 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
     // the key writes it (see release_lease).
     ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
     ops.push_back(txn_op::get(me.contender_key));
-    auto [ec, t] = co_await detail::txn_call(hub.consul, std::move(ops), deadline);
+    // The one write a spent budget still allows gets a little time (see take_free_key).
+    auto until = deadline;
+    if (until)
+        until = std::max(*until, clock::now() + detail::minimum_attempt_time);
+    auto [ec, t] = co_await detail::txn_call(hub.consul, std::move(ops), until);
     if (ec)
         co_return ec;
     if (!t.committed || t.results.empty()) {
@@ -257,6 +261,12 @@ detail::acquire_view view_of(lock_state& l, const queue_place& place, session_st
         hub.prune_dead_contenders();
     if (!hub.known()) {
         v.key = detail::key_state::unknown;
+        return v;
+    }
+    if (hub.fair() && hub.state_index() < me.contender_index) {
+        // Our place in line is not known before the hub has read our contender key: not a
+        // look at the key yet (a one-attempt try waits for that read).
+        v.key = detail::key_state::busy;
         return v;
     }
     if (!place.my_turn()) {

@@ -111,8 +111,11 @@ asio::awaitable<error_code> write_contender(semaphore_state& sem, session_state&
     diagnostics said;
     auto options = kv_put_options{}.with_acquire(s.id).with_flags(semaphore_flag_value);
     options.diag = &said;
+    // The one write a spent budget still allows gets a little time, as an attempt does (a
+    // budget of 0 would otherwise leave it 1 ms: never enough on a cluster).
     if (deadline)
-        options.with_timeout(detail::time_left(*deadline));
+        options.with_timeout(
+            detail::time_left(std::max(*deadline, clock::now() + detail::minimum_attempt_time)));
     auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
                                                        options, asio::as_tuple(asio::deferred));
     if (diag)
