@@ -86,7 +86,9 @@ acquire_action acquire_fsm::after_answer(const acquire_view& v, const attempt_ou
     if (rule_ == write_rule::shared_record) {
         // Lost a check-and-set race with another participant: read again, a little later.
         acquire_action a{acquire_action::kind::sleep};
-        a.pause = race_.next();
+        if (!race_)
+            race_.emplace();
+        a.pause = race_->next();
         a.reread = true;
         return a;
     }

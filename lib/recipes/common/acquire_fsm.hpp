@@ -166,11 +166,14 @@ private:
     write_rule rule_;
     lock_delay_backoff delay_backoff_;
     retry_backoff backoff_;
-    cas_race_backoff race_;
+    // Made at the first lost race: seeding it costs a system call (std::random_device), too
+    // much for every acquire.
+    std::optional<cas_race_backoff> race_;
     bool maybe_holding_ = false;
     bool looked_ = false;
     bool conflict_reread_ = false;
-    bool attempt_is_ours_ = true; // the attempt in flight would grant us // a conflict was seen, and the key asked for again
+    bool attempt_is_ours_ = true; // the attempt in flight would grant us // a conflict was seen,
+                                  // and the key asked for again
 };
 
 } // namespace conclave::detail
