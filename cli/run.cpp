@@ -13,6 +13,7 @@ int run_command(boost::asio::io_context& ioc, boost::asio::awaitable<int> body,
                 const char* command) {
     int status = exit_code::error;
     boost::asio::co_spawn(ioc, std::move(body), [&](std::exception_ptr e, int code) {
+        ioc.stop(); // the command's work is done: nothing else keeps the process
         if (!e) {
             status = code;
             return;

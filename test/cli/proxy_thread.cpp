@@ -46,4 +46,19 @@ void proxy_thread::fail_next(const std::string& path_prefix, unsigned count) {
     done.get_future().get();
 }
 
+void proxy_thread::hold_blocking_reads(const std::string& path_prefix) {
+    std::promise<void> done;
+    asio::post(ioc_, [&] {
+        proxy_->hold_responses(path_prefix, fault_proxy::path_match::prefix, true);
+        done.set_value();
+    });
+    done.get_future().get();
+}
+
+std::size_t proxy_thread::blocking_reads_waiting() {
+    std::promise<std::size_t> count;
+    asio::post(ioc_, [&] { count.set_value(proxy_->stats().blocking_queries_waiting); });
+    return count.get_future().get();
+}
+
 } // namespace conclave::test::cli

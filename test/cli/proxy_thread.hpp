@@ -30,6 +30,11 @@ public:
     /// The next `count` requests whose path starts with `path_prefix` fail with 500
     /// (fault_proxy::inject_errors).
     void fail_next(const std::string& path_prefix, unsigned count);
+    /// From now on the responses to blocking reads (`?index=N`) of paths that start with
+    /// `path_prefix` are held, never sent: as a Consul whose blocking query has not fired.
+    void hold_blocking_reads(const std::string& path_prefix);
+    /// Blocking reads forwarded and not answered yet.
+    std::size_t blocking_reads_waiting();
 
 private:
     boost::asio::io_context ioc_;

@@ -171,6 +171,7 @@ struct fault_proxy::state {
     std::vector<injection> injections;
     std::optional<std::string> hold_path;
     fault_proxy::path_match hold_match = fault_proxy::path_match::prefix;
+    bool hold_blocking_only = false;
     std::string misbehave_prefix;
     fault_proxy::index_fault misbehave = fault_proxy::index_fault::none;
     std::vector<std::shared_ptr<proxy_connection>> held;
@@ -338,9 +339,11 @@ asio::awaitable<void> serve(std::shared_ptr<proxy_connection> self) {
                 break;
         }
 
-        const bool hold = st.hold_path && (st.hold_match == fault_proxy::path_match::exact
-                                               ? path == *st.hold_path
-                                               : path.starts_with(*st.hold_path));
+        const bool hold =
+            st.hold_path &&
+            (st.hold_match == fault_proxy::path_match::exact ? path == *st.hold_path
+                                                             : path.starts_with(*st.hold_path)) &&
+            (blocking_read || !st.hold_blocking_only);
         if (hold) {
             c.released = false;
             st.held.push_back(self);
@@ -468,9 +471,10 @@ void fault_proxy::misbehave_blocking(const std::string& path_prefix, index_fault
     state_->misbehave = f;
 }
 
-void fault_proxy::hold_responses(const std::string& path, path_match m) {
+void fault_proxy::hold_responses(const std::string& path, path_match m, bool blocking_only) {
     state_->hold_path = path;
     state_->hold_match = m;
+    state_->hold_blocking_only = blocking_only;
 }
 
 void fault_proxy::release_held() {

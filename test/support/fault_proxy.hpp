@@ -60,8 +60,10 @@ public:
         exact,  ///< the path is the one given (e.g. a lock key, not its contender keys)
     };
     /// Matching requests are forwarded, but their responses are held (not sent to the client)
-    /// until release_held(). Replaces a previous path.
-    void hold_responses(const std::string& path, path_match m = path_match::prefix);
+    /// until release_held(). Replaces a previous path. With `blocking_only`, only blocking
+    /// reads (`?index=N`, N > 0) are held; the other requests on the path are answered.
+    void hold_responses(const std::string& path, path_match m = path_match::prefix,
+                        bool blocking_only = false);
     /// Sends every held response and stops holding.
     void release_held();
     /// Responses held right now.
