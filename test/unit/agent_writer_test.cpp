@@ -3,11 +3,11 @@
 // HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
 // Beast's message with conclave::dev::detail::append_beast_response_head.
 #include "codec/json.hpp"
-#include "devagent/src/beast_response_head.hpp"
-#include "devagent/src/gojson.hpp"
-#include "devagent/src/http_server.hpp"
-#include "devagent/src/http_types.hpp"
-#include "devagent/src/routes.hpp"
+#include "devagent/src/go/gojson.hpp"
+#include "devagent/src/routes/routes.hpp"
+#include "devagent/src/server/beast_response_head.hpp"
+#include "devagent/src/server/http_server.hpp"
+#include "devagent/src/server/http_types.hpp"
 #include "support/catch.hpp"
 
 #include <boost/beast/http.hpp>
