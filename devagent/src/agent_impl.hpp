@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's insides: configuration, state store, blocking-query hub, session TTL
-// timers, test controls and counters. The HTTP server (server/http_server.cpp) feeds requests to
-// dispatch() (server/router.cpp). Everything runs on the agent's executor; nothing here is
-// thread-safe and nothing needs to be.
+// timers, test controls and counters. The HTTP server (server/connection_loop.cpp) feeds
+// requests to dispatch() (server/router.cpp). Everything runs on the agent's executor; nothing here
+// is thread-safe and nothing needs to be.
 #pragma once
 
 #include "devagent/src/server/http_types.hpp"

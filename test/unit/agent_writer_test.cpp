@@ -83,7 +83,8 @@ std::string txn_body_dom(const txn_outcome& o, bool read_only) {
     return gojson::marshal_indent(body);
 }
 
-// The response head as http_server.cpp built it before append_response_head.
+// The response head as the server built it before append_response_head (to_beast,
+// response_writer.cpp).
 std::string beast_head(const http_response& r, bool head, bool keep_alive, bool http10_keep_alive,
                        std::string_view date) {
     http::response<http::string_body> res;

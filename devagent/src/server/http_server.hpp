@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's HTTP/1.1 server (Beast): accept loop, keep-alive connections, request
-// size limits and the protocol-level errors Go's net/http sends. Beast stays inside
-// http_server.cpp.
+// size limits and the protocol-level errors Go's net/http sends. Beast stays inside the
+// server's own files: http_server.cpp (the listener), connection_loop.cpp (a connection's
+// requests), request_reader.* and response_writer.* (reading and answering one),
+// connection.hpp (the stream and its deadlines).
 #pragma once
 
 #include "devagent/src/server/http_types.hpp"

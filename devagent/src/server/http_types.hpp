@@ -54,7 +54,7 @@ struct http_request {
     std::string body;
     /// Content-Length as Go's Request.ContentLength: -1 when unknown (chunked).
     std::int64_t content_length = 0;
-    /// The body was not read (an early answer is wanted, see http_server.cpp).
+    /// The body was not read (an early answer is wanted, see server/connection_loop.cpp).
     bool body_unread = false;
     /// Why the body could not be read whole, in Go's words (what Consul's handler gets
     /// from req.Body: "unexpected EOF", "invalid byte in chunk length", ... and
