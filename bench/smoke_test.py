@@ -33,7 +33,7 @@ EXTRA = {
 }
 # Runs that need more than the defaults to show their shape.
 ARGS = {"contend-processes": ["contend", "--processes", "2"]}
-# "go": the cycle with Go's api.Lock peer beside it (bench/go_peer.hpp), when this machine
+# "go": the cycle with Go's api.Lock peer beside it (bench/peers/go_peer.hpp), when this machine
 # has one; every other run leaves it out.
 GO_ARGS = ["cycle"]
 # Fields from a dev agent's request counters; a real Consul has none, and the client's own

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave: the command-line tool (agent -dev, and the tools around the recipes).
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 #include <conclave/version.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "exit_codes.hpp"
-#include "run.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/run.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSL-1.0
 # Precompiled headers of conclave's targets: the library's (codec/pch.hpp), the programs'
-# (programs/pch.hpp) and the tests' (test/support/pch.hpp). Each is named as an #include
+# (support/program_pch.hpp) and the tests' (test/support/pch.hpp). Each is named as an #include
 # resolves it, not by its path, so that CMake's generated cmake_pch.hxx reads the same in
 # every checkout: a clone at another path then reuses ccache's objects.
 #

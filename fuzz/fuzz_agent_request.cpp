@@ -44,10 +44,10 @@
 // of a request, "{s1}" ... "{s9}" stand for the IDs of the sessions created last (most
 // recent first) and "{ix}" for the current Raft index: the fuzzer could not guess either.
 // They are filled in in the request the server has read, before it is routed, through the
-// server's test seam (server_hooks, devagent/src/http_server.hpp), which also shows the
+// server's test seam (server_hooks, devagent/src/server/http_server.hpp), which also shows the
 // answers.
 #include "devagent/src/agent_impl.hpp"
-#include "devagent/src/http_server.hpp"
+#include "devagent/src/server/http_server.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address_v4.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // fuzz_cli_parse: what the `conclave` command reads from its command line and environment,
-// as scripts and users write it: Go-style flags (cli/flags.cpp, shared by lock, elect, kv
-// and watch), key paths (cli/key_path.cpp), -http-addr / CONSUL_HTTP_ADDR
+// as scripts and users write it: Go-style flags (cli/common/flags.cpp, shared by lock, elect, kv
+// and watch), key paths (cli/common/key_path.cpp), -http-addr / CONSUL_HTTP_ADDR
 // (apply_http_addr), the CONSUL_* environment (config_from_env) and Go durations
 // (codec/duration.cpp, time.ParseDuration's rules, also what Consul's TTL and LockDelay
 // texts go through).
@@ -15,12 +15,12 @@
 //   7 the CONSUL_* environment (CONSUL_HTTP_TOKEN_FILE left out: it names a file to read).
 // Checked: a parsed duration formats to text that parses back to it (Go's
 // ParseDuration(d.String()) == d); a cleaned key path is clean and cleaning it again
-// changes nothing. The agent command's own flag loop (cli/agent_command.cpp) is inside the
+// changes nothing. The agent command's own flag loop (cli/agent/command.cpp) is inside the
 // command, which starts an agent: not reachable here.
+#include "cli/common/flags.hpp"
+#include "cli/common/http_flags.hpp"
+#include "cli/common/key_path.hpp"
 #include "codec/duration.hpp"
-#include "flags.hpp"
-#include "http_flags.hpp"
-#include "key_path.hpp"
 
 #include <conclave/config.hpp>
 

@@ -5,7 +5,7 @@
 //
 // CONSUL_HTTP_ADDR names the first server. For suites that are whole programs (the examples,
 // the benchmark smoke runs) rather than test cases built on test/support's backend.
-#include "child/wait_status.hpp"
+#include "process/wait_status.hpp"
 #include "support/consul_server.hpp"
 #include "support/test_child.hpp"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave::dev::agent and the agent's own duties: session TTL timers, test controls.
-#include "agent_impl.hpp"
-#include "goutil.hpp"
-#include "http_server.hpp"
+#include "devagent/src/agent_impl.hpp"
+#include "devagent/src/go/goutil.hpp"
+#include "devagent/src/server/http_server.hpp"
 
 #include <conclave/dev/agent.hpp>
 

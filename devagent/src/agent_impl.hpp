@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's insides: configuration, state store, blocking-query hub, session TTL
-// timers, test controls and counters. The HTTP server (http_server.cpp) feeds requests to
-// dispatch() (router.cpp). Everything runs on the agent's executor; nothing here is
-// thread-safe and nothing needs to be.
+// timers, test controls and counters. The HTTP server (server/connection_loop.cpp) feeds
+// requests to dispatch() (server/router.cpp). Everything runs on the agent's executor; nothing here
+// is thread-safe and nothing needs to be.
 #pragma once
 
-#include "blocking.hpp"
-#include "http_types.hpp"
-#include "state.hpp"
+#include "devagent/src/server/http_types.hpp"
+#include "devagent/src/store/blocking.hpp"
+#include "devagent/src/store/state.hpp"
 
 #include <conclave/dev/agent.hpp>
 
@@ -47,7 +47,7 @@ public:
     std::string node_id;
     agent_stats counters;
     std::vector<injection> injections;
-    /// The "METHOD /pattern" key of the request being counted (router.cpp), kept so that
+    /// The "METHOD /pattern" key of the request being counted (server/router.cpp), kept so that
     /// counting does not allocate.
     std::string endpoint_scratch;
     std::unique_ptr<http_server> server;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // KV endpoints: /v1/kv/<key> GET (single, raw, recurse, keys), PUT, DELETE.
 #include "codec/json.hpp"
+#include "consul/blocking/shared_key_read.hpp"
 #include "consul/client_impl.hpp"
-#include "consul/shared_key_read.hpp"
 #include "consul/spawn.hpp"
 
 #include <boost/json/parse.hpp>

@@ -67,7 +67,7 @@ from faultproxy import FaultProxy  # noqa: E402
 from fence import FenceStore  # noqa: E402
 from servers import ConsulCluster, DevAgent, die_with_parent, http_call, http_get  # noqa: E402
 
-TTL = 15          # s, conclave lock's session TTL (cli/lock_run.cpp); Consul waits up to 2x
+TTL = 15          # s, conclave lock's session TTL (cli/lock/run.cpp); Consul waits up to 2x
 LOCK_DELAY = 15   # s, its sessions' lock-delay
 
 # Actions at offsets (s) into a cycle. "pause L" pauses a holder of lock L for 60 s;

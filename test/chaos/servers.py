@@ -9,7 +9,7 @@ them in a thread. `http_address(i)` is where server i answers right now.
   state, on a new port (the fault proxy in front hides the change).
 - ConsulCluster: N Consul servers (`consul agent -server`) with data directories;
   kill(i) and start(i) keep server i's ports and data, so it rejoins with its Raft state.
-  The arguments mirror programs/consul/consul_server.cpp.
+  The arguments mirror support/consul_launcher/consul_server.cpp.
 """
 import ctypes
 import http.client

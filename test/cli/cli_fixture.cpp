@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "child/exit_wait.hpp"
-#include "child/wait_status.hpp"
 #include "cli/cli_fixture.hpp"
+#include "process/exit_wait.hpp"
+#include "process/wait_status.hpp"
 #include "support/run.hpp"
 #include "support/test_child.hpp"
 

@@ -5,7 +5,7 @@
 // session, no key).
 #pragma once
 
-#include "child/child_process.hpp"
+#include "process/child_process.hpp"
 #include "support/catch.hpp"
 #include "support/consul_server.hpp"
 

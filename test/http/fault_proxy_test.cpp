@@ -2,7 +2,7 @@
 // The fault-injecting proxy (test/support/fault_proxy.hpp) against the embedded dev agent:
 // faithful forwarding, the agent's endpoint counters, injected errors and disconnects, held
 // responses, blocking queries, and stopping with requests in flight.
-#include "agent/agent_fixture.hpp"
+#include "devagent/agent_fixture.hpp"
 #include "scripted_server.hpp"
 #include "support/catch.hpp"
 #include "support/fault_proxy.hpp"

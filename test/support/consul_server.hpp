@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-// The real Consul a test runs against (programs/consul/consul_server.hpp starts it), when
+// The real Consul a test runs against (support/consul_launcher/consul_server.hpp starts it), when
 // the environment asks for one.
 #pragma once
 
-#include "consul/consul_server.hpp"
+#include "consul_launcher/consul_server.hpp"
 
 #include <memory>
 #include <optional>

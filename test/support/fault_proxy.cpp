@@ -3,7 +3,7 @@
 
 // The dev agent's own URL helpers, so that paths, queries and endpoint names are read
 // exactly as the agent reads them (decoded path, Go's query parsing and path cleaning).
-#include "devagent/src/http_types.hpp"
+#include "devagent/src/server/http_types.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -42,7 +42,7 @@ constexpr std::uint64_t request_body_limit = 8u << 20;
 constexpr std::uint64_t response_body_limit = 64u << 20;
 constexpr std::uint32_t header_limit = 1u << 20; // Go's http.DefaultMaxHeaderBytes
 
-// The dev agent's route patterns (lib/dev/router.cpp); a trailing '/' marks a subtree.
+// The dev agent's route patterns (devagent/src/server/router.cpp); a trailing '/' marks a subtree.
 constexpr std::string_view route_patterns[] = {
     "/v1/kv/",
     "/v1/session/create",

@@ -3,7 +3,7 @@
 // outlives the test that started it.
 #pragma once
 
-#include "child/child_process.hpp"
+#include "process/child_process.hpp"
 
 #include <string>
 #include <utility>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // Sans-I/O pieces of the dev agent that reproduce Go's wire behaviour: encoding/json
 // errors and output, strconv/base64/UUID error texts, net/url and net/http helpers.
-#include "devagent/src/blocking.hpp"
-#include "devagent/src/gojson.hpp"
-#include "devagent/src/goutil.hpp"
-#include "devagent/src/http_types.hpp"
+#include "devagent/src/go/gojson.hpp"
+#include "devagent/src/go/goutil.hpp"
+#include "devagent/src/server/http_types.hpp"
+#include "devagent/src/store/blocking.hpp"
 #include "support/catch.hpp"
 
 #include <boost/json.hpp>

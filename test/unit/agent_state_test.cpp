@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // The dev agent's state store and watch trees, without sockets or real time.
-#include "devagent/src/goutil.hpp"
-#include "devagent/src/radix.hpp"
-#include "devagent/src/state.hpp"
+#include "devagent/src/go/goutil.hpp"
+#include "devagent/src/store/radix.hpp"
+#include "devagent/src/store/state.hpp"
 #include "support/catch.hpp"
 
 #include <algorithm>

@@ -3,11 +3,11 @@
 // HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
 // Beast's message with conclave::dev::detail::append_beast_response_head.
 #include "codec/json.hpp"
-#include "devagent/src/beast_response_head.hpp"
-#include "devagent/src/gojson.hpp"
-#include "devagent/src/http_server.hpp"
-#include "devagent/src/http_types.hpp"
-#include "devagent/src/routes.hpp"
+#include "devagent/src/go/gojson.hpp"
+#include "devagent/src/routes/routes.hpp"
+#include "devagent/src/server/beast_response_head.hpp"
+#include "devagent/src/server/http_server.hpp"
+#include "devagent/src/server/http_types.hpp"
 #include "support/catch.hpp"
 
 #include <boost/beast/http.hpp>
@@ -83,7 +83,8 @@ std::string txn_body_dom(const txn_outcome& o, bool read_only) {
     return gojson::marshal_indent(body);
 }
 
-// The response head as http_server.cpp built it before append_response_head.
+// The response head as the server built it before append_response_head (to_beast,
+// response_writer.cpp).
 std::string beast_head(const http_response& r, bool head, bool keep_alive, bool http10_keep_alive,
                        std::string_view date) {
     http::response<http::string_body> res;

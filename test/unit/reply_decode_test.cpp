@@ -3,7 +3,7 @@
 // Consul sends, indented (dev mode) or compact, and every odd or broken body, with the
 // verdict and the structs each one must give.
 #include "codec/json.hpp"
-#include "devagent/src/gojson.hpp"
+#include "devagent/src/go/gojson.hpp"
 #include "golden_steps.hpp"
 #include "support/catch.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // When `conclave elect` runs its command again after a term the command ended by itself
 // (cli/restart_policy): durations in, decisions out, no clocks or processes.
-#include "cli/restart_policy.hpp"
+#include "cli/elect/restart_policy.hpp"
 #include "support/catch.hpp"
 
 #include <csignal>

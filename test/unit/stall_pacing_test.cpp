@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // stall_pacing: Consul's blocking-query rules for the shared queries (no index below 1, and
 // reads answered without news spaced by a jittered, capped, doubling pause).
-#include "consul/stall_pacing.hpp"
+#include "consul/blocking/stall_pacing.hpp"
 #include "support/catch.hpp"
 
 using conclave::detail::stall_pacing;

@@ -4,9 +4,9 @@
 // the operations or Go's error text each gives.
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
-#include "devagent/src/gojson.hpp"
-#include "devagent/src/goutil.hpp"
-#include "devagent/src/routes.hpp"
+#include "devagent/src/go/gojson.hpp"
+#include "devagent/src/go/goutil.hpp"
+#include "devagent/src/routes/routes.hpp"
 #include "golden_steps.hpp"
 #include "support/catch.hpp"
 

@@ -10,7 +10,7 @@
 // state is forgotten or nobody needs it any more.
 #pragma once
 
-#include "consul/stall_pacing.hpp"
+#include "consul/blocking/stall_pacing.hpp"
 #include "recipes/common/notifier.hpp"
 
 #include <conclave/client.hpp>

@@ -3,7 +3,7 @@
 // pure decisions, no I/O, no clock (the caller passes `now`).
 #pragma once
 
-#include "consul/stall_pacing.hpp"
+#include "consul/blocking/stall_pacing.hpp"
 
 #include <conclave/error.hpp>
 

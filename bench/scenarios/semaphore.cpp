@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: BSL-1.0
+// semaphore: N contenders on one semaphore of limit L, each acquiring a permit, holding it
+// for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit).
+#include "harness/scenarios.hpp"
+#include "harness/stats.hpp"
+#include "peers/go_peer.hpp"
+
+#include <conclave/semaphore.hpp>
+#include <conclave/session.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace conclave::bench {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+struct sem_run {
+    std::string prefix;
+    std::uint32_t limit = 1;
+    std::int64_t start_ns = 0, t0 = 0, t1 = 0;
+    long hold_us = 0;
+    std::vector<grant> grants;
+    std::vector<session> sessions;
+};
+
+asio::awaitable<void> sem_contender(client c, sem_run& run, std::size_t i) {
+    semaphore sem{c, run.prefix, run.limit};
+    co_await sleep_until_ns(run.start_ns);
+    while (monotonic_ns() < run.t1) {
+        grant g;
+        g.contender = std::uint32_t(i);
+        g.start_ns = monotonic_ns();
+        const auto budget = std::chrono::milliseconds((run.t1 - g.start_ns) / 1'000'000 + 20000);
+        auto [ec, permit] = co_await sem.async_try_acquire(run.sessions[i], budget, use_tuple);
+        if (ec)
+            throw boost::system::system_error(ec, "semaphore acquire");
+        if (!permit)
+            throw std::runtime_error("semaphore: no permit within the run + 20 s");
+        g.acquired_ns = monotonic_ns();
+        co_await sleep_for_us(run.hold_us);
+        auto [rec] = co_await permit->async_release(use_tuple);
+        if (rec)
+            throw boost::system::system_error(rec, "semaphore release");
+        g.released_ns = monotonic_ns();
+        run.grants.push_back(g);
+    }
+}
+
+} // namespace
+
+namespace {
+
+void semaphore_run(harness& h, std::size_t n) {
+    {
+        client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
+        sem_run run;
+        run.prefix = h.fresh_prefix("semaphore");
+        run.limit = std::uint32_t(h.opt.limit);
+        run.hold_us = h.opt.hold_us;
+        run.sessions.resize(n);
+        run.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
+        run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
+        run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
+        std::int64_t cpu0 = 0, cpu1 = 0;
+        std::uint64_t q0 = 0, q1 = 0; // the client's requests
+        std::optional<agent_counters> a0, a1;
+        session_config cfg;
+        cfg.with_name("bench-semaphore").with_lock_delay(std::chrono::milliseconds(0));
+        std::function<asio::awaitable<void>(std::size_t)> create =
+            [&](std::size_t i) -> asio::awaitable<void> {
+            auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
+            if (ec)
+                throw boost::system::system_error(ec, "session create");
+            s.async_run(asio::detached);
+            run.sessions[i] = std::move(s);
+        };
+        std::function<asio::awaitable<void>(std::size_t)> contender = [&](std::size_t i) {
+            return sem_contender(c, run, i);
+        };
+        std::function<asio::awaitable<void>(std::size_t)> parts =
+            [&](std::size_t i) -> asio::awaitable<void> {
+            if (i == 0) {
+                co_await for_each_bounded(n, 16, create);
+                co_await spawn_all(n, contender);
+            } else {
+                co_await sleep_until_ns(run.t0);
+                cpu0 = process_cpu_time().count();
+                q0 = c.stats().requests;
+                a0 = h.target.counters();
+                co_await sleep_until_ns(run.t1);
+                cpu1 = process_cpu_time().count();
+                q1 = c.stats().requests;
+                a1 = h.target.counters();
+            }
+        };
+        std::function<asio::awaitable<void>(std::size_t)> destroy =
+            [&](std::size_t i) -> asio::awaitable<void> {
+            co_await run.sessions[i].async_destroy(use_tuple);
+        };
+        {
+            progress pr(h.ioc, "semaphore N=" + std::to_string(n),
+                        double(run.t1 - monotonic_ns()) / 1e9, [&] { return run.grants.size(); });
+            std::exception_ptr failure;
+            try {
+                run_sync(h.ioc, spawn_all(2, parts));
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            run_sync(h.ioc, for_each_bounded(n, 16, destroy));
+            if (failure)
+                std::rethrow_exception(failure);
+        }
+
+        auto res = analyze(run.grants, n, run.t0, run.t1);
+        record r = h.base_record("semaphore", "conclave", n);
+        r.set("limit", double(run.limit));
+        r.set("hold_us", double(run.hold_us));
+        std::optional<agent_counters> d;
+        if (a0 && a1)
+            d = a1->since(*a0);
+        fill_contention(r, res, d, cpu1 - cpu0);
+        set_client_requests(r, q1 - q0);
+        // A permit takes several writes by design (contender key, CAS on .lock, release
+        // CAS, key delete): report writes per permit rather than "acquire attempts".
+        r.erase("acquire_attempts_per_handoff");
+        r.erase("handoffs");
+        if (d && res.grants)
+            r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
+        // With L holders at once there is no single "previous holder": the latency that
+        // means something is the wait for a permit.
+        auto waits = summarize(res.waits);
+        r.latencies_us.clear();
+        for (const auto& w : res.waits)
+            r.latencies_us.push_back(double(w.count()) / 1000.0);
+        std::sort(r.latencies_us.begin(), r.latencies_us.end());
+        r.set("latency", std::string("acquire"));
+        set_percentiles(r, waits);
+        h.out.add(std::move(r));
+    }
+}
+
+} // namespace
+
+void scenario_semaphore(harness& h) {
+    for (std::size_t n : contender_counts(h, {1, 4, 16, 64})) {
+        // A failed N is reported and the next one still runs.
+        try {
+            semaphore_run(h, n);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "conclave-bench: semaphore N=%zu failed: %s\n", n, e.what());
+            record r = h.base_record("semaphore", "conclave", n);
+            r.set("limit", double(h.opt.limit));
+            r.set("error", std::string(e.what()));
+            h.out.add(std::move(r));
+        }
+        run_go_beside(h, "semaphore", n);
+    }
+}
+
+} // namespace conclave::bench

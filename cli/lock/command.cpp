@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: BSL-1.0
+// `conclave lock [options] <prefix> <command...>`: the arguments, checked in the order and
+// with the messages of `consul lock`, then lock_run.
+#include "cli/commands.hpp"
+#include "cli/common/flags.hpp"
+#include "cli/common/http_flags.hpp"
+#include "cli/common/key_path.hpp"
+#include "cli/common/session_ttl.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/lock/run.hpp"
+#include "cli/run.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <limits>
+
+namespace conclave::cli {
+
+namespace {
+
+constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <command...>
+
+  Acquires a lock at <prefix>/.lock (or, with -n > 1, a slot of the semaphore at
+  <prefix>), runs the command while it is held, then releases it and deletes what it
+  created. Compatible with `consul lock` and Consul's Go api.Lock / api.Semaphore.
+
+  The command's environment has CONSUL_LOCK_HELD=true, CONCLAVE_LOCK_TOKEN, the
+  fencing token of this grant ("<modify index>:<lock index>:<session>:<key>"; later
+  grants have larger modify indexes), and CONCLAVE_SESSION_TTL, the session's TTL in
+  seconds.
+
+  If the lock is lost, the command's process group gets SIGTERM, then SIGKILL after 5s,
+  and conclave exits 3. SIGINT/SIGTERM sent to conclave are forwarded the same way; it
+  then releases the lock and exits 128+signal. No session or key is left behind.
+
+Exit status: 0 done (the command's own status is ignored unless -child-exit-code),
+1 bad arguments or a failure to reach Consul, acquire or clean up, 2 the command
+failed (with -child-exit-code), 3 the lock was lost, 5 the lock was not free within
+-timeout (someone else holds it; `consul lock` exits 1), 130/143 interrupted.
+
+Options:
+
+  -n=<int>                 Holders allowed at once. 1 (default) is a lock, more a
+                           semaphore; every contender must use the same number.
+  -timeout=<duration>      Longest wait to acquire ("10s", "1m"), then exit 5. 0
+                           (default) waits forever. -try is a deprecated alias.
+  -monitor-retry=<int>     Failed reads (Consul 500s) tolerated, 1s apart, while watching
+                           a held lock before it counts as lost. Default 3; 0 disables.
+  -name=<string>           Session name. Default "Consul lock for '<command>' at '<prefix>'".
+  -ttl=<duration>          Session TTL, 10s to 24h (default 15s): how long Consul keeps
+                           the lock after conclave stops renewing it (killed, host down).
+  -lock-delay=<duration>   Lock-delay of the session (default 15s): after the session is
+                           lost (not released), nobody gets the lock for this long, while
+                           the command is being stopped. Consul applies at most 60s; 0
+                           disables it.
+  -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
+                           its arguments joined with spaces. Default true; -shell=false
+                           runs the arguments directly (PATH lookup).
+  -pass-stdin              Give the command this process's stdin (default: /dev/null).
+  -child-exit-code         Exit 2 when the command exits non-zero or dies of a signal.
+  -jeopardy-signal=<sig>   Signal sent to the command (its first process) when the
+                           lock is in jeopardy: renewals of the session failing or
+                           late, so it may be lost within the time left. USR1, SIGUSR1
+                           or a number; default none. A line on stderr either way.
+  -recovery-signal=<sig>   Signal sent when a renewal succeeds again. Default none.
+  -verbose                 Report each step on stderr.
+  -help                    Show this help.
+
+)";
+
+} // namespace
+
+int lock_command(args a) {
+    std::int64_t limit = 1, monitor_retry = 3;
+    std::chrono::nanoseconds timeout{0};
+    std::chrono::nanoseconds ttl{default_session_ttl};
+    std::chrono::nanoseconds lock_delay{default_lock_delay};
+    lock_settings cfg;
+    http_flags http;
+    flag_set flags;
+    flags.add_int("n", &limit);
+    flags.add_duration("timeout", &timeout);
+    flags.add_duration("try", &timeout);
+    flags.add_int("monitor-retry", &monitor_retry);
+    flags.add_string("name", &cfg.session_name);
+    flags.add_duration("ttl", &ttl);
+    flags.add_duration("lock-delay", &lock_delay);
+    flags.add_bool("shell", &cfg.shell);
+    flags.add_bool("pass-stdin", &cfg.pass_stdin);
+    flags.add_bool("child-exit-code", &cfg.child_exit_code);
+    flags.add_bool("verbose", &cfg.verbose);
+    flags.add_signal("jeopardy-signal", &cfg.signals.jeopardy);
+    flags.add_signal("recovery-signal", &cfg.signals.recovery);
+    http.add_to(flags);
+
+    std::vector<std::string_view> rest;
+    if (auto stop = parse_or_usage(flags, a, lock_usage, rest))
+        return *stop;
+    // The checks and texts of `consul lock`, in its order.
+    if (limit <= 0) {
+        std::fputs("Lock holder limit must be positive\n", stderr);
+        return exit_code::error;
+    }
+    if (rest.size() < 2) {
+        std::fputs("Key prefix and child command must be specified\n", stderr);
+        return exit_code::error;
+    }
+    if (timeout.count() < 0) {
+        std::fputs("Timeout must be positive\n", stderr);
+        return exit_code::error;
+    }
+    if (monitor_retry < 0) {
+        std::fputs("Number for 'monitor-retry' must be >= 0\n", stderr);
+        return exit_code::error;
+    }
+    if (limit > std::numeric_limits<std::uint32_t>::max() ||
+        monitor_retry > std::numeric_limits<unsigned>::max()) {
+        std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
+        return exit_code::error;
+    }
+    if (const auto bad = check_session_ttl(ttl); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
+        return exit_code::error;
+    }
+    if (const auto bad = check_lock_delay(lock_delay); !bad.empty()) {
+        std::fprintf(stderr, "%s\n", bad.c_str());
+        return exit_code::error;
+    }
+    std::string_view prefix = rest[0];
+    while (!prefix.empty() && prefix.front() == '/')
+        prefix.remove_prefix(1);
+    cfg.prefix = clean_key_path(prefix);
+    if (cfg.prefix.empty()) {
+        std::fprintf(stderr,
+                     "Key prefix '%s' names no key: give a path such as service/web/leader\n",
+                     std::string(rest[0]).c_str());
+        return exit_code::error;
+    }
+    cfg.command.assign(rest.begin() + 1, rest.end());
+    cfg.limit = static_cast<unsigned>(limit);
+    cfg.timeout = timeout;
+    cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
+    cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
+    cfg.lock_delay = std::chrono::duration_cast<std::chrono::milliseconds>(lock_delay);
+    if (cfg.session_name.empty()) {
+        std::string joined;
+        for (const auto& part : cfg.command)
+            joined += (joined.empty() ? "" : " ") + part;
+        cfg.session_name = "Consul lock for '" + joined + "' at '" + std::string(prefix) + "'";
+    }
+
+    std::string error;
+    auto consul_cfg = http.make_config(flags, error);
+    if (!consul_cfg) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return exit_code::error;
+    }
+    boost::asio::io_context ioc;
+    // Installed first, so that SIGINT/SIGTERM never take their default action (which
+    // would leave the session and the child behind) once this command has started.
+    boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    std::optional<client> consul;
+    try {
+        consul.emplace(ioc.get_executor(), *consul_cfg);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+        return exit_code::error;
+    }
+    return run_command(ioc, run_lock(cfg, *consul, signals), "lock");
+}
+
+} // namespace conclave::cli

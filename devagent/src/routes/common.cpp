@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "devagent/src/go/gojson.hpp"
+#include "devagent/src/routes/routes.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+namespace conclave::dev::detail {
+
+namespace json = boost::json;
+
+http_response json_response(const json::value& v, unsigned status) {
+    http_response r;
+    r.status = status;
+    r.set("Content-Type", "application/json");
+    r.body = gojson::marshal_indent(v);
+    return r;
+}
+
+http_response text_response(unsigned status, std::string text) {
+    http_response r;
+    r.status = status;
+    if (!text.empty())
+        r.set("Content-Type", sniff_content_type(text));
+    r.body = std::move(text);
+    return r;
+}
+
+http_response undecodable_body(const http_request& req) {
+    if (req.body_error == body_too_large)
+        return text_response(413, std::string(body_too_large));
+    return text_response(400, "Request decode failed: " + req.body_error);
+}
+
+void set_meta(http_response& r, std::uint64_t index, bool known_leader) {
+    r.set("X-Consul-Index", std::to_string(index == 0 ? 1 : index));
+    r.set("X-Consul-Knownleader", known_leader ? "true" : "false");
+    r.set("X-Consul-Lastcontact", "0");
+}
+
+void set_leader_meta(http_response& r) {
+    r.set("X-Consul-Lastcontact", "0");
+    r.set("X-Consul-Knownleader", "true");
+}
+
+bool foreign_dc(const agent_impl& a, const http_request& req) {
+    const std::string dc = req.query.get("dc");
+    return !dc.empty() && dc != a.cfg.datacenter;
+}
+
+std::string_view path_rest(const http_request& req, std::string_view prefix) {
+    const std::string_view path = req.path;
+    if (path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0)
+        return path.substr(prefix.size());
+    return {};
+}
+
+json::object session_json(const session_rec& s) {
+    json::object o;
+    o["ID"] = s.id;
+    o["Name"] = s.name;
+    o["Node"] = s.node;
+    o["LockDelay"] = s.lock_delay_ns;
+    o["Behavior"] = s.behavior;
+    o["TTL"] = s.ttl;
+    if (s.node_checks) {
+        json::array a;
+        for (const auto& c : *s.node_checks)
+            a.emplace_back(c);
+        o["NodeChecks"] = std::move(a);
+    } else {
+        o["NodeChecks"] = nullptr;
+    }
+    if (s.service_checks) {
+        json::array a;
+        for (const auto& c : *s.service_checks) {
+            json::object sc;
+            sc["ID"] = c.id;
+            sc["Namespace"] = c.ns;
+            a.emplace_back(std::move(sc));
+        }
+        o["ServiceChecks"] = std::move(a);
+    } else {
+        o["ServiceChecks"] = nullptr;
+    }
+    if (!s.checks.empty()) {
+        json::array a;
+        for (const auto& c : s.checks)
+            a.emplace_back(c);
+        o["Checks"] = std::move(a);
+    }
+    o["CreateIndex"] = s.create_index;
+    o["ModifyIndex"] = s.modify_index;
+    return o;
+}
+
+} // namespace conclave::dev::detail
