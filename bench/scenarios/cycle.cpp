@@ -8,7 +8,6 @@
 #include "harness/scenarios.hpp"
 #include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
-#include "tools/sync_floor.hpp"
 
 #include <conclave/session.hpp>
 
@@ -45,12 +44,9 @@ struct cycle_run {
     std::size_t writes = 0;    ///< raw writes in them
     client_stats c0, c1;
     std::optional<agent_counters> a0, a1;
-    std::int64_t floor_ns = 0;     ///< time spent in floor slices of the measured window
-    std::size_t floor_cycles = 0;  ///< the floor client's cycles in them
-    std::int64_t floor_cpu_us = 0; ///< CPU spent in them
 };
 
-// Cycles, raw GETs, raw writes and the floor client take turns in slices of this length
+// Cycles, raw GETs and raw writes take turns in slices of this length
 // (shorter in a short run, so that it holds a few rounds), so that their rates are compared
 // under the same machine state: on a shared VM the GET rate of two runs a second apart
 // differs by more than the ratio is meant to show, so a ratio of separate runs is noise.
@@ -77,7 +73,7 @@ asio::awaitable<bool> one_cycle(harness& h, lock& l, session& s) {
 }
 
 asio::awaitable<void> cycle_loop(harness& h, client c, client raw, session s, std::string key,
-                                 std::string get_key, floor_client* floor, cycle_run& run) {
+                                 std::string get_key, cycle_run& run) {
     lock l{c, key, bench_lock_options(h.opt.fair)};
     bool sampled0 = false;
     while (monotonic_ns() < run.t1) {
@@ -129,19 +125,6 @@ asio::awaitable<void> cycle_loop(harness& h, client c, client raw, session s, st
             run.write_ns += monotonic_ns() - write_start;
             run.writes += writes;
         }
-        // And of the same cycle by the cheapest synchronous client (it blocks the loop).
-        if (floor) {
-            const std::int64_t floor_start = monotonic_ns();
-            const std::int64_t floor_cpu0 = process_cpu_time().count();
-            const auto cycles = floor->run_for(std::chrono::nanoseconds(took));
-            if (!cycles)
-                throw std::runtime_error("cycle: the floor client's request failed");
-            if (measured) {
-                run.floor_ns += monotonic_ns() - floor_start;
-                run.floor_cycles += *cycles;
-                run.floor_cpu_us += process_cpu_time().count() - floor_cpu0;
-            }
-        }
     }
     run.c1 = c.stats();
     run.a1 = h.target.counters();
@@ -158,20 +141,15 @@ asio::awaitable<void> cycle_main(harness& h, client c, cycle_run& run) {
     const std::string get_key = key + "-get";
     client raw{c.get_executor(), h.target.make_config(1)};
     co_await raw.async_kv_put(get_key, "value", kv_put_options{}, use_tuple);
-    std::optional<floor_client> floor;
-    if (h.target.kind() != "embedded") // (it blocks this thread: the agent must be elsewhere)
-        floor.emplace(c.config(), key + "-floor", s.id());
     // The window counts from here, after the setup, however long that took (on a busy
     // machine it outlasted a window counted from the start, which then measured nothing).
     // A tenth of the run, and 50 ms, warm up first.
     run.t0 = monotonic_ns() + std::int64_t(h.opt.duration_s * 1e8) + 50'000'000;
     run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
-    co_await cycle_loop(h, c, raw, s, key, get_key, floor && floor->usable() ? &*floor : nullptr,
-                        run);
+    co_await cycle_loop(h, c, raw, s, key, get_key, run);
     co_await raw.async_kv_delete(get_key, kv_delete_options{}, use_tuple);
     co_await s.async_destroy(use_tuple);
     co_await c.async_kv_delete(key + "-write", kv_delete_options{}, use_tuple);
-    co_await c.async_kv_delete(key + "-floor", kv_delete_options{}, use_tuple);
     co_await c.async_kv_delete(key, kv_delete_options{}, use_tuple);
 }
 
@@ -230,18 +208,6 @@ void scenario_cycle(harness& h) {
         r.set("acquire_attempts_per_handoff",
               std::max(0.0, double(d.kv_writes()) - double(sum.count)) / n);
         met = met && req <= 4.0;
-    }
-    if (run.floor_cycles > 0) {
-        // The same cycle by the cheapest synchronous client (bench/tools/sync_floor.hpp): the
-        // kernel's share of the CPU, which no client avoids, and the agent's pace.
-        const double floor_cpu = double(run.floor_cpu_us) / double(run.floor_cycles);
-        const double floor_rate = double(run.floor_cycles) / (double(run.floor_ns) / 1e9);
-        r.set("floor_cpu_us_per_op", floor_cpu);
-        r.set("floor_ops_per_s", floor_rate);
-        r.set("cpu_vs_floor", double(run.cpu_us) / n / floor_cpu);
-        r.set("rate_vs_floor", ops / floor_rate);
-        if (write_rate > 0)
-            r.set("floor_rate_vs_write", floor_rate / (write_rate / 2));
     }
     r.set("leases_lost", double(run.lost));
     r.set("target", std::string(h.target.is_consul() ? "rate>=0.9 x write rate / 2"
