@@ -3,6 +3,8 @@
 #pragma once
 
 #include "harness/harness.hpp"
+#include "harness/stats.hpp"
+#include "harness/window.hpp"
 #include "scenarios/contend/contention.hpp"
 
 #include <conclave/client.hpp>

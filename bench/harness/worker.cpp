@@ -6,7 +6,6 @@
 //                    (the failover scenario's crash: SIGKILL stops renewals and drops its
 //                    connections at once, as a crashed host would)
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 
 #include <conclave/session.hpp>
 

@@ -4,7 +4,6 @@
 // Handoff latency is release ack -> the next holder's acquire ack on the same key.
 #include "harness/piped_child.hpp"
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
 
 #include <thread>
@@ -30,36 +29,16 @@ void sample_window(harness& h, std::int64_t t0, std::int64_t t1, std::optional<a
 record in_process(harness& h, std::size_t n, contend_params p, std::int64_t t0, std::int64_t t1,
                   std::vector<grant>& grants) {
     client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
-    std::int64_t cpu0 = 0, cpu1 = 0;
-    std::uint64_t q0 = 0, q1 = 0;
-    std::optional<agent_counters> a0, a1;
-    std::function<asio::awaitable<void>(std::size_t)> parts =
-        [&](std::size_t i) -> asio::awaitable<void> {
-        if (i == 0) {
-            co_await contend_core(c, p, grants);
-        } else {
-            co_await sleep_until_ns(t0);
-            cpu0 = process_cpu_time().count();
-            q0 = c.stats().requests;
-            a0 = h.target.counters();
-            co_await sleep_until_ns(t1);
-            cpu1 = process_cpu_time().count();
-            q1 = c.stats().requests;
-            a1 = h.target.counters();
-        }
-    };
+    window w;
     {
         progress pr(h.ioc, "contend N=" + std::to_string(n), double(t1 - monotonic_ns()) / 1e9,
                     [&] { return grants.size(); });
-        run_sync(h.ioc, spawn_all(2, parts));
+        run_sync(h.ioc,
+                 measure_window(h, c, t0, t1, w, [&] { return contend_core(c, p, grants); }));
     }
     record r;
     auto c_res = analyze(grants, n, t0, t1);
-    std::optional<agent_counters> d;
-    if (a0 && a1)
-        d = a1->since(*a0);
-    fill_contention(r, c_res, d, cpu1 - cpu0);
-    set_client_requests(r, q1 - q0);
+    fill_contention(r, c_res, w);
     return r;
 }
 

@@ -6,13 +6,10 @@
 // cycles (slices of 100 ms) so that all three see the same machine. On a dev agent a write
 // costs about a GET; on Consul it is a Raft commit, and the write is the floor to judge by.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
+#include "harness/window.hpp"
 #include "peers/go_peer.hpp"
 
-#include <conclave/session.hpp>
-
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -131,12 +128,7 @@ asio::awaitable<void> cycle_loop(harness& h, client c, client raw, session s, st
 }
 
 asio::awaitable<void> cycle_main(harness& h, client c, cycle_run& run) {
-    session_config cfg; // named: no temporaries inside a co_await expression (g++ 12)
-    cfg.with_name("bench-cycle").with_lock_delay(std::chrono::milliseconds(0));
-    auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "cycle: session create");
-    s.async_run(asio::detached);
+    session s = co_await start_session(c, "bench-cycle", "cycle");
     const std::string key = h.fresh_prefix("cycle") + "/lock";
     const std::string get_key = key + "-get";
     client raw{c.get_executor(), h.target.make_config(1)};
@@ -165,10 +157,7 @@ void scenario_cycle(harness& h) {
     }
 
     record r = h.base_record("cycle", "conclave", 1);
-    for (const auto& s : run.samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = summarize(run.samples);
+    const auto sum = add_latencies(r, run.samples);
     const double secs = double(run.cycle_ns) / 1e9;
     const double ops = secs > 0 ? double(sum.count) / secs : 0;
     const double n = sum.count ? double(sum.count) : 1.0;

@@ -4,7 +4,6 @@
 // here: a contender refused while the key then looks free assumes a lock-delay and sleeps
 // its fixed retry time; docs/benchmarks.md).
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
 
 namespace conclave::bench {
@@ -13,9 +12,7 @@ void scenario_drain(harness& h) {
     const rtt_baseline base = h.baseline();
     for (std::size_t n : contender_counts(h, {64})) {
         client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
-        std::optional<agent_counters> a0, a1;
-        std::int64_t cpu0 = 0, cpu1 = 0;
-        std::uint64_t q0 = 0, q1 = 0; // the client's requests
+        window w;
         contend_params p;
         p.prefix = h.fresh_prefix("drain");
         p.contenders = n;
@@ -26,11 +23,7 @@ void scenario_drain(harness& h) {
         // Sessions are created before the start; the clock starts when all contend.
         p.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
         p.end_ns = p.start_ns + 600'000'000'000; // each leaves after one turn anyway
-        p.before_cleanup = [&] {
-            cpu1 = process_cpu_time().count();
-            q1 = c.stats().requests;
-            a1 = h.target.counters();
-        };
+        p.before_cleanup = [&] { w.end = window_reading::now(h, c); };
         std::vector<grant> grants;
         std::function<asio::awaitable<void>(std::size_t)> parts =
             [&](std::size_t i) -> asio::awaitable<void> {
@@ -38,9 +31,7 @@ void scenario_drain(harness& h) {
                 co_await contend_core(c, p, grants);
             } else {
                 co_await sleep_until_ns(p.start_ns - 1'000'000);
-                cpu0 = process_cpu_time().count();
-                q0 = c.stats().requests;
-                a0 = h.target.counters();
+                w.start = window_reading::now(h, c);
             }
         };
         {
@@ -53,11 +44,7 @@ void scenario_drain(harness& h) {
         auto res = analyze(grants, n, p.start_ns - 1'000'000, last + 1);
         record r = h.base_record("drain", "conclave", n);
         r.set("fair", p.fair && lock_has_fair_mode());
-        std::optional<agent_counters> d;
-        if (a0 && a1)
-            d = a1->since(*a0);
-        fill_contention(r, res, d, cpu1 - cpu0);
-        set_client_requests(r, q1 - q0);
+        fill_contention(r, res, w);
         const double total_ms = double(last - p.start_ns) / 1e6;
         r.set("total_ms", total_ms);
         r.set("ops_per_s", double(n) / (total_ms / 1e3));

@@ -11,12 +11,8 @@
 //           always starts from idle. The ratio to the `rtt` mean is reported too.
 #include "harness/piped_child.hpp"
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
-
-#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -44,16 +40,6 @@ struct handover {
     std::int64_t idle_rtt_ns = 0; ///< resign: a GET after the same idle time, just before
 };
 
-asio::awaitable<session> new_session(client c, std::string name) {
-    session_config cfg;
-    cfg.with_name(std::move(name)).with_lock_delay(std::chrono::milliseconds(0));
-    auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "session create");
-    s.async_run(asio::detached);
-    co_return s;
-}
-
 asio::awaitable<void> wait_and_take(client c, std::string key, bool fair, session s,
                                     handover& out) {
     lock l{c, key, bench_lock_options(fair)};
@@ -72,7 +58,7 @@ asio::awaitable<void> kill_later(child_process& holder, handover& out) {
 
 asio::awaitable<void> crash_once(harness& h, client c, std::string key, child_process& holder,
                                  handover& out) {
-    session s = co_await new_session(c, "bench-failover-waiter");
+    session s = co_await start_session(c, "bench-failover-waiter", "failover");
     std::function<asio::awaitable<void>(std::size_t)> parts = [&](std::size_t i) {
         return i == 0 ? wait_and_take(c, key, h.opt.fair, s, out) : kill_later(holder, out);
     };
@@ -103,8 +89,8 @@ asio::awaitable<void> resign_later(client c, std::string key, lock_lease lease, 
 
 asio::awaitable<void> resign_once(harness& h, client holder_client, client waiter_client,
                                   std::string key, handover& out) {
-    session hs = co_await new_session(holder_client, "bench-resign-holder");
-    session ws = co_await new_session(waiter_client, "bench-resign-waiter");
+    session hs = co_await start_session(holder_client, "bench-resign-holder", "resign");
+    session ws = co_await start_session(waiter_client, "bench-resign-waiter", "resign");
     lock l{holder_client, key, bench_lock_options(h.opt.fair)};
     auto [ec, lease] = co_await l.async_acquire(hs, use_tuple);
     if (ec)
@@ -125,10 +111,7 @@ record summarize_handovers(harness& h, const std::string& variant,
         samples.emplace_back(x.acquired_ns - x.event_ns);
     record r = h.base_record("failover", "conclave", 2);
     r.set("variant", variant);
-    for (const auto& s : samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = summarize(samples);
+    const auto sum = add_latencies(r, samples);
     r.set("ops", double(sum.count));
     r.set("latency", std::string(variant == "crash" ? "kill -> acquire" : "release -> acquire"));
     r.set("p50_us", sum.p50_us);

@@ -10,15 +10,12 @@
 // starts (both include a's task returning and a's release). Before each run, a GET sent
 // after the same idle time as the handover is timed (`idle_rtt_*`), the yardstick.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 
 #include <conclave/elector.hpp>
-#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -53,11 +50,7 @@ struct candidate {
     asio::awaitable<void> start(leader_task task) {
         session_config cfg;
         cfg.with_lock_delay(std::chrono::milliseconds(0));
-        auto [ec, created] = co_await session::async_create(consul, cfg, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "handover: session create");
-        s = std::move(created);
-        s.async_run(asio::detached);
+        s = co_await start_session(consul, cfg, "handover");
         el.async_run(s, std::move(task),
                      asio::bind_cancellation_slot(stop_run.slot(), [this](error_code) {
                          run_ended = true;
@@ -135,10 +128,7 @@ record summarize_variant(harness& h, const std::string& variant,
     }
     record r = h.base_record("handover", "conclave", 2);
     r.set("variant", variant);
-    for (const auto& s : samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = bench::summarize(samples);
+    const auto sum = add_latencies(r, samples);
     const auto yardstick = bench::summarize(idle);
     r.set("ops", double(sum.count));
     r.set("latency", std::string("leader's task cancelled -> successor's task started"));

@@ -6,7 +6,6 @@
 // holds at most limits.http_max_conns_per_client connections of one address, and each
 // waiting blocking query holds one: this is where that budget shows.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 
 #include <conclave/watch.hpp>
 
@@ -144,10 +143,7 @@ void scenario_keys(harness& h) {
                                       asio::use_awaitable));
 
     record rec = h.base_record("keys", "conclave", k);
-    for (const auto& s : samples)
-        rec.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(rec.latencies_us.begin(), rec.latencies_us.end());
-    const auto sum = summarize(samples);
+    const auto sum = add_latencies(rec, samples);
     rec.set("keys", double(k));
     rec.set("rounds", double(rounds));
     rec.set("latency", std::string("write ack -> notification"));

@@ -6,7 +6,6 @@
 // record carries the ratios against ours.
 #include "harness/piped_child.hpp"
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
 
 #include <boost/json/parse.hpp>

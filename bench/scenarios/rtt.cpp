@@ -2,7 +2,6 @@
 // rtt: sequential GETs of one existing key, each coroutine on its own pooled connection.
 // The floor every recipe builds on, and the unit the targets are written in.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
 
 #include <boost/asio/use_awaitable.hpp>
@@ -41,24 +40,12 @@ record measure_rtt(harness& h, std::size_t connections, double seconds) {
     std::function<asio::awaitable<void>(std::size_t)> worker = [&](std::size_t i) {
         return rtt_worker(c, key, t0, t1, per[i], done);
     };
-    std::int64_t cpu0 = 0, cpu1 = 0;
-    std::optional<agent_counters> a0, a1;
-    std::function<asio::awaitable<void>(std::size_t)> sampler =
-        [&](std::size_t) -> asio::awaitable<void> {
-        co_await sleep_until_ns(t0);
-        cpu0 = process_cpu_time().count();
-        a0 = h.target.counters();
-        co_await sleep_until_ns(t1);
-        cpu1 = process_cpu_time().count();
-        a1 = h.target.counters();
-    };
-    std::function<asio::awaitable<void>(std::size_t)> all = [&](std::size_t i) {
-        return i == 0 ? spawn_all(connections, worker) : sampler(0);
-    };
+    window w;
     {
         progress p(h.ioc, "rtt c=" + std::to_string(connections), seconds * 1.1,
                    [&] { return done; });
-        run_sync(h.ioc, spawn_all(2, all));
+        run_sync(h.ioc,
+                 measure_window(h, c, t0, t1, w, [&] { return spawn_all(connections, worker); }));
     }
     run_sync(h.ioc, c.async_kv_delete(key, kv_delete_options{}, asio::use_awaitable));
 
@@ -66,10 +53,7 @@ record measure_rtt(harness& h, std::size_t connections, double seconds) {
     for (auto& s : per)
         samples.insert(samples.end(), s.begin(), s.end());
     record r = h.base_record("rtt", "conclave", connections);
-    for (const auto& s : samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = summarize(samples);
+    const auto sum = add_latencies(r, samples);
     const double secs = double(t1 - t0) / 1e9;
     r.set("connections", double(connections));
     r.set("ops", double(sum.count));
@@ -77,9 +61,9 @@ record measure_rtt(harness& h, std::size_t connections, double seconds) {
     r.set("latency", std::string("request"));
     set_percentiles(r, sum);
     r.set("mean_us", sum.mean_us);
-    r.set("cpu_us_per_op", sum.count ? double(cpu1 - cpu0) / double(sum.count) : 0.0);
-    if (a0 && a1 && sum.count)
-        r.set("requests_per_op", double(a1->since(*a0).requests) / double(sum.count));
+    r.set("cpu_us_per_op", sum.count ? double(w.cpu_us()) / double(sum.count) : 0.0);
+    if (const auto d = w.agent(); d && sum.count)
+        r.set("requests_per_op", double(d->requests) / double(sum.count));
     return r;
 }
 

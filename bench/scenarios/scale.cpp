@@ -3,14 +3,10 @@
 // memory per waiter (RSS and malloc'd bytes), connections, blocking queries parked on the
 // agent; then the first handoffs: requests and latency per handoff. The rest are cancelled.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
-
-#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <deque>
@@ -97,17 +93,11 @@ void scenario_scale(harness& h) {
     // the waiters' requests in the pool under test. A long TTL: no renewals during the run.
     client sc{h.ioc.get_executor(), h.target.make_config(32)};
     client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(64))};
-    session_config cfg;
-    cfg.with_name("bench-scale")
-        .with_ttl(std::chrono::seconds(300))
-        .with_lock_delay(std::chrono::milliseconds(0));
+    session_config cfg = bench_session_config("bench-scale");
+    cfg.with_ttl(std::chrono::seconds(300));
     std::function<asio::awaitable<void>(std::size_t)> create =
         [&](std::size_t i) -> asio::awaitable<void> {
-        auto [ec, s] = co_await session::async_create(sc, cfg, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "session create");
-        s.async_run(asio::detached);
-        run.sessions[i] = std::move(s);
+        run.sessions[i] = co_await start_session(sc, cfg, "scale");
     };
     {
         progress pr(h.ioc, "scale: sessions", 2.0, [&] { return std::size_t(0); });

@@ -2,14 +2,11 @@
 // semaphore: N contenders on one semaphore of limit L, each acquiring a permit, holding it
 // for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit).
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 #include "peers/go_peer.hpp"
 
 #include <conclave/semaphore.hpp>
-#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace conclave::bench {
@@ -65,37 +62,17 @@ void semaphore_run(harness& h, std::size_t n) {
         run.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
         run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
         run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
-        std::int64_t cpu0 = 0, cpu1 = 0;
-        std::uint64_t q0 = 0, q1 = 0; // the client's requests
-        std::optional<agent_counters> a0, a1;
-        session_config cfg;
-        cfg.with_name("bench-semaphore").with_lock_delay(std::chrono::milliseconds(0));
+        window w;
         std::function<asio::awaitable<void>(std::size_t)> create =
             [&](std::size_t i) -> asio::awaitable<void> {
-            auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
-            if (ec)
-                throw boost::system::system_error(ec, "session create");
-            s.async_run(asio::detached);
-            run.sessions[i] = std::move(s);
+            run.sessions[i] = co_await start_session(c, "bench-semaphore", "semaphore");
         };
         std::function<asio::awaitable<void>(std::size_t)> contender = [&](std::size_t i) {
             return sem_contender(c, run, i);
         };
-        std::function<asio::awaitable<void>(std::size_t)> parts =
-            [&](std::size_t i) -> asio::awaitable<void> {
-            if (i == 0) {
-                co_await for_each_bounded(n, 16, create);
-                co_await spawn_all(n, contender);
-            } else {
-                co_await sleep_until_ns(run.t0);
-                cpu0 = process_cpu_time().count();
-                q0 = c.stats().requests;
-                a0 = h.target.counters();
-                co_await sleep_until_ns(run.t1);
-                cpu1 = process_cpu_time().count();
-                q1 = c.stats().requests;
-                a1 = h.target.counters();
-            }
+        std::function<asio::awaitable<void>()> contend = [&]() -> asio::awaitable<void> {
+            co_await for_each_bounded(n, 16, create);
+            co_await spawn_all(n, contender);
         };
         std::function<asio::awaitable<void>(std::size_t)> destroy =
             [&](std::size_t i) -> asio::awaitable<void> {
@@ -106,7 +83,7 @@ void semaphore_run(harness& h, std::size_t n) {
                         double(run.t1 - monotonic_ns()) / 1e9, [&] { return run.grants.size(); });
             std::exception_ptr failure;
             try {
-                run_sync(h.ioc, spawn_all(2, parts));
+                run_sync(h.ioc, measure_window(h, c, run.t0, run.t1, w, contend));
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -119,11 +96,7 @@ void semaphore_run(harness& h, std::size_t n) {
         record r = h.base_record("semaphore", "conclave", n);
         r.set("limit", double(run.limit));
         r.set("hold_us", double(run.hold_us));
-        std::optional<agent_counters> d;
-        if (a0 && a1)
-            d = a1->since(*a0);
-        fill_contention(r, res, d, cpu1 - cpu0);
-        set_client_requests(r, q1 - q0);
+        const auto d = fill_contention(r, res, w);
         // A permit takes several writes by design (contender key, CAS on .lock, release
         // CAS, key delete): report writes per permit rather than "acquire attempts".
         r.erase("acquire_attempts_per_handoff");
@@ -132,11 +105,8 @@ void semaphore_run(harness& h, std::size_t n) {
             r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
         // With L holders at once there is no single "previous holder": the latency that
         // means something is the wait for a permit.
-        auto waits = summarize(res.waits);
         r.latencies_us.clear();
-        for (const auto& w : res.waits)
-            r.latencies_us.push_back(double(w.count()) / 1000.0);
-        std::sort(r.latencies_us.begin(), r.latencies_us.end());
+        const auto waits = add_latencies(r, res.waits);
         r.set("latency", std::string("acquire"));
         set_percentiles(r, waits);
         h.out.add(std::move(r));

@@ -3,7 +3,6 @@
 // the next one only when every watcher has seen it (so nothing coalesces); the latency is
 // the write's ack -> each watcher's notification.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
 
 #include <conclave/watch.hpp>
 
@@ -78,8 +77,7 @@ void scenario_watch(harness& h) {
     run_sync(h.ioc, c.async_kv_put(run.key, "0", kv_put_options{}, asio::use_awaitable));
     run.t0 = monotonic_ns() + 200'000'000 + std::int64_t(h.opt.duration_s * 1e8);
     run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
-    std::int64_t cpu0 = 0, cpu1 = 0;
-    std::optional<agent_counters> a0, a1;
+    window w;
     std::function<asio::awaitable<void>(std::size_t)> watch_one = [&](std::size_t i) {
         return watcher(c, run, i);
     };
@@ -87,22 +85,16 @@ void scenario_watch(harness& h) {
         [&](std::size_t i) -> asio::awaitable<void> {
         if (i == 0) {
             co_await spawn_all(m, watch_one);
-        } else if (i == 1) {
+        } else {
             co_await sleep_for_us(100'000); // the watchers' first snapshots
             co_await writer(c, run);
-        } else {
-            co_await sleep_until_ns(run.t0);
-            cpu0 = process_cpu_time().count();
-            a0 = h.target.counters();
-            co_await sleep_until_ns(run.t1);
-            cpu1 = process_cpu_time().count();
-            a1 = h.target.counters();
         }
     };
     {
         progress pr(h.ioc, "watch M=" + std::to_string(m), double(run.t1 - monotonic_ns()) / 1e9,
                     [&] { return run.notifications; });
-        run_sync(h.ioc, spawn_all(3, parts));
+        run_sync(h.ioc,
+                 measure_window(h, c, run.t0, run.t1, w, [&] { return spawn_all(2, parts); }));
     }
     run_sync(h.ioc, c.async_kv_delete(run.key, kv_delete_options{}, asio::use_awaitable));
 
@@ -119,10 +111,7 @@ void scenario_watch(harness& h) {
                 samples.emplace_back(std::max<std::int64_t>(0, seen[seq] - ack));
     }
     record r = h.base_record("watch", "conclave", m);
-    for (const auto& s : samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = summarize(samples);
+    const auto sum = add_latencies(r, samples);
     const double secs = double(run.t1 - run.t0) / 1e9;
     r.set("watchers", double(m));
     r.set("writes", double(writes));
@@ -132,9 +121,9 @@ void scenario_watch(harness& h) {
     r.set("latency", std::string("write ack -> notification"));
     set_percentiles(r, sum);
     r.set("missed", double(writes * m - sum.count));
-    r.set("cpu_us_per_op", sum.count ? double(cpu1 - cpu0) / double(sum.count) : 0.0);
-    if (a0 && a1 && sum.count)
-        r.set("requests_per_notification", double(a1->since(*a0).requests) / double(sum.count));
+    r.set("cpu_us_per_op", sum.count ? double(w.cpu_us()) / double(sum.count) : 0.0);
+    if (const auto d = w.agent(); d && sum.count)
+        r.set("requests_per_notification", double(d->requests) / double(sum.count));
     h.out.add(std::move(r));
 }
 

@@ -4,13 +4,9 @@
 // after another. On Consul every write is a Raft commit, so writes, not GETs, bound a lock:
 // a cycle is two writes, and `cycle` is judged against half this rate.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
-#include "peers/go_peer.hpp"
-
-#include <conclave/session.hpp>
+#include "harness/window.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace conclave::bench {
@@ -23,24 +19,17 @@ struct write_run {
     std::int64_t t0 = 0, t1 = 0;
     std::vector<std::chrono::nanoseconds> samples;
     std::size_t done = 0;
-    std::int64_t cpu0 = 0, cpu1 = 0;
-    std::uint64_t q0 = 0, q1 = 0;
+    window w;
 };
 
 asio::awaitable<void> write_main(harness& h, client c, write_run& run) {
-    session_config cfg;
-    cfg.with_name("bench-write").with_lock_delay(std::chrono::milliseconds(0));
-    auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "write: session create");
-    s.async_run(asio::detached); // renewed however long the run
+    session s = co_await start_session(c, "bench-write", "write");
     const std::string key = h.fresh_prefix("write") + "/lock";
     bool sampled0 = false;
     while (monotonic_ns() < run.t1) {
         if (!sampled0 && monotonic_ns() >= run.t0) {
             sampled0 = true;
-            run.cpu0 = process_cpu_time().count();
-            run.q0 = c.stats().requests;
+            run.w.start = window_reading::now(c);
         }
         const auto st = monotonic_ns();
         co_await raw_lock_write(c, key, s.id());
@@ -49,8 +38,7 @@ asio::awaitable<void> write_main(harness& h, client c, write_run& run) {
             ++run.done;
         }
     }
-    run.cpu1 = process_cpu_time().count();
-    run.q1 = c.stats().requests;
+    run.w.end = window_reading::now(c);
     co_await s.async_destroy(use_tuple); // (its lock is released; the key stays)
     co_await c.async_kv_delete(key, kv_delete_options{}, use_tuple);
 }
@@ -76,18 +64,15 @@ void scenario_write(harness& h) {
         run_sync(h.ioc, write_main(h, c, run));
     }
     record r = h.base_record("write", "conclave", 1);
-    for (const auto& s : run.samples)
-        r.latencies_us.push_back(double(s.count()) / 1000.0);
-    std::sort(r.latencies_us.begin(), r.latencies_us.end());
-    const auto sum = summarize(run.samples);
+    const auto sum = add_latencies(r, run.samples);
     const double n = sum.count ? double(sum.count) : 1.0;
     r.set("ops", double(sum.count));
     r.set("ops_per_s", double(sum.count) / (double(run.t1 - run.t0) / 1e9));
     r.set("latency", std::string("request"));
     set_percentiles(r, sum);
     r.set("mean_us", sum.mean_us);
-    r.set("cpu_us_per_op", double(run.cpu1 - run.cpu0) / n);
-    r.set("client_requests_per_op", double(run.q1 - run.q0) / n);
+    r.set("cpu_us_per_op", double(run.w.cpu_us()) / n);
+    r.set("client_requests_per_op", double(run.w.requests()) / n);
     h.out.add(std::move(r));
 }
 

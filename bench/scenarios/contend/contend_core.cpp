@@ -3,12 +3,8 @@
 // each contender has its own session and lock object, as separate services would, and all
 // share one client (one pool) per process.
 #include "harness/scenarios.hpp"
-#include "harness/stats.hpp"
-
-#include <conclave/session.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <type_traits>
@@ -97,15 +93,9 @@ asio::awaitable<void> contender(client c, const contend_params& p, std::size_t i
 
 asio::awaitable<void> contend_core(client c, const contend_params& p, std::vector<grant>& out) {
     std::vector<session> sessions(p.contenders);
-    session_config cfg;
-    cfg.with_name("bench-contender").with_lock_delay(std::chrono::milliseconds(0));
     std::function<asio::awaitable<void>(std::size_t)> create =
         [&](std::size_t i) -> asio::awaitable<void> {
-        auto [ec, s] = co_await session::async_create(c, cfg, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "session create");
-        s.async_run(asio::detached);
-        sessions[i] = std::move(s);
+        sessions[i] = co_await start_session(c, "bench-contender", "contend");
     };
     co_await for_each_bounded(p.contenders, 16, create);
 

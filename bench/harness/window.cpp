@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "harness/window.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace conclave::bench {
+
+window_reading window_reading::now(const client& c) {
+    window_reading r;
+    r.cpu_us = process_cpu_time().count();
+    r.requests = c.stats().requests;
+    return r;
+}
+
+window_reading window_reading::now(harness& h, const client& c) {
+    window_reading r = now(c);
+    r.agent = h.target.counters();
+    return r;
+}
+
+std::optional<agent_counters> window::agent() const {
+    if (start.agent && end.agent)
+        return end.agent->since(*start.agent);
+    return std::nullopt;
+}
+
+asio::awaitable<void> measure_window(harness& h, client c, std::int64_t t0, std::int64_t t1,
+                                     window& w, std::function<asio::awaitable<void>()> work) {
+    std::function<asio::awaitable<void>(std::size_t)> parts =
+        [&](std::size_t i) -> asio::awaitable<void> {
+        if (i == 0) {
+            co_await work();
+        } else {
+            co_await sleep_until_ns(t0);
+            w.start = window_reading::now(h, c);
+            co_await sleep_until_ns(t1);
+            w.end = window_reading::now(h, c);
+        }
+    };
+    co_await spawn_all(2, parts);
+}
+
+std::optional<agent_counters> fill_contention(record& r, contention_result& res, const window& w) {
+    auto d = w.agent();
+    fill_contention(r, res, d, w.cpu_us());
+    set_client_requests(r, w.requests());
+    return d;
+}
+
+summary add_latencies(record& r, std::vector<std::chrono::nanoseconds>& samples) {
+    for (const auto& s : samples)
+        r.latencies_us.push_back(double(s.count()) / 1000.0);
+    std::sort(r.latencies_us.begin(), r.latencies_us.end());
+    return summarize(samples);
+}
+
+session_config bench_session_config(const char* name) {
+    session_config cfg;
+    cfg.with_name(name).with_lock_delay(std::chrono::milliseconds(0));
+    return cfg;
+}
+
+asio::awaitable<session> start_session(client c, session_config cfg, const char* what) {
+    auto [ec, s] = co_await session::async_create(c, cfg, asio::as_tuple(asio::use_awaitable));
+    if (ec)
+        throw boost::system::system_error(ec, std::string(what) + ": session create");
+    s.async_run(asio::detached);
+    co_return s;
+}
+
+asio::awaitable<session> start_session(client c, const char* name, const char* what) {
+    const session_config cfg = bench_session_config(name); // named (g++ 12: no temporaries
+    co_return co_await start_session(c, cfg, what);        // in a co_await expression)
+}
+
+} // namespace conclave::bench

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSL-1.0
+// What the scenarios share around a measured run: the window's readings (CPU, the client's
+// requests, the agent's counters) taken at its start and end, the latency samples a record
+// keeps, and the bench's sessions.
+#pragma once
+
+#include "harness/harness.hpp"
+#include "scenarios/contend/contention.hpp"
+
+#include <conclave/client.hpp>
+#include <conclave/session.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace conclave::bench {
+
+/// One reading of what a window is judged by: this process's CPU, the client's requests,
+/// and the agent's counters (a dev agent's; none on Consul).
+struct window_reading {
+    std::int64_t cpu_us = 0;
+    std::uint64_t requests = 0;
+    std::optional<agent_counters> agent;
+
+    /// Reads them now, in that order.
+    static window_reading now(harness& h, const client& c);
+    /// Reads the CPU and the client's requests only.
+    static window_reading now(const client& c);
+};
+
+/// The readings at the start and at the end of a measured window.
+struct window {
+    window_reading start, end;
+
+    std::int64_t cpu_us() const { return end.cpu_us - start.cpu_us; }
+    std::uint64_t requests() const { return end.requests - start.requests; }
+    /// The agent's counters over the window, when it has them.
+    std::optional<agent_counters> agent() const;
+};
+
+/// Runs `work` and, beside it, reads `w` at t0 and at t1 (both run to their end).
+asio::awaitable<void> measure_window(harness& h, client c, std::int64_t t0, std::int64_t t1,
+                                     window& w, std::function<asio::awaitable<void>()> work);
+
+/// A contention record's shared fields from its grants and its window (fill_contention and
+/// set_client_requests); returns the agent's counters over the window.
+std::optional<agent_counters> fill_contention(record& r, contention_result& res, const window& w);
+
+/// Appends the samples to `r.latencies_us` (µs, sorted, for the plots) and returns their
+/// percentiles.
+summary add_latencies(record& r, std::vector<std::chrono::nanoseconds>& samples);
+
+/// The bench's sessions: named, with no lock-delay.
+session_config bench_session_config(const char* name);
+/// Creates a session of `cfg` and renews it from now on; throws `what: session create` when
+/// it cannot be created.
+asio::awaitable<session> start_session(client c, session_config cfg, const char* what);
+/// The same with bench_session_config(name).
+asio::awaitable<session> start_session(client c, const char* name, const char* what);
+
+} // namespace conclave::bench
