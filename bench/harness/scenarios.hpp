@@ -2,10 +2,10 @@
 // One function per scenario; each appends its records to the harness's report.
 #pragma once
 
+#include "harness/contention.hpp"
 #include "harness/harness.hpp"
 #include "harness/stats.hpp"
 #include "harness/window.hpp"
-#include "scenarios/contend/contention.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/lock.hpp>
@@ -28,20 +28,9 @@ void scenario_scale(harness& h);
 void scenario_keys(harness& h);
 void scenario_peers(harness& h);
 
-/// One raw write: a transaction with one KV lock operation on `key` for `session` (the
-/// write floor, bench/scenarios/write.cpp). Throws when Consul does not commit it.
-asio::awaitable<void> raw_lock_write(client& c, const std::string& key, const std::string& session);
-
 /// Hidden subcommands (`conclave-bench _contend-worker ...`, `_holder ...`): the bench
 /// spawns itself for P-process contention and for a holder it can SIGKILL.
 int worker_main(int argc, char** argv);
-
-/// How long a handoff scenario lets every process idle before it measures (long enough for
-/// a waiter to be parked in its blocking query).
-constexpr std::int64_t idle_settle_us = 200'000;
-/// One GET of `key`, timed after idle_settle_us of idleness: the yardstick of a handoff,
-/// which starts from idle too (failover, handover).
-asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key);
 
 /// Lock options for the bench: fair mode when asked and when the library has it, and the
 /// local turn set by set_local_turn.

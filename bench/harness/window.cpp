@@ -29,20 +29,56 @@ std::optional<agent_counters> window::agent() const {
     return std::nullopt;
 }
 
-asio::awaitable<void> measure_window(harness& h, client c, std::int64_t t0, std::int64_t t1,
-                                     window& w, std::function<asio::awaitable<void>()> work) {
+namespace {
+
+window_reading read(harness* h, const client& c) {
+    return h ? window_reading::now(*h, c) : window_reading::now(c);
+}
+
+asio::awaitable<void> measure(harness* h, client c, std::int64_t t0, std::int64_t t1, window& w,
+                              std::function<asio::awaitable<void>()> work) {
     std::function<asio::awaitable<void>(std::size_t)> parts =
         [&](std::size_t i) -> asio::awaitable<void> {
         if (i == 0) {
             co_await work();
         } else {
             co_await sleep_until_ns(t0);
-            w.start = window_reading::now(h, c);
+            w.start = read(h, c);
             co_await sleep_until_ns(t1);
-            w.end = window_reading::now(h, c);
+            w.end = read(h, c);
         }
     };
     co_await spawn_all(2, parts);
+}
+
+} // namespace
+
+asio::awaitable<void> measure_window(harness& h, client c, std::int64_t t0, std::int64_t t1,
+                                     window& w, std::function<asio::awaitable<void>()> work) {
+    return measure(&h, std::move(c), t0, t1, w, std::move(work));
+}
+
+asio::awaitable<void> measure_window(client c, std::int64_t t0, std::int64_t t1, window& w,
+                                     std::function<asio::awaitable<void>()> work) {
+    return measure(nullptr, std::move(c), t0, t1, w, std::move(work));
+}
+
+asio::awaitable<void> raw_lock_write(client& c, const std::string& key,
+                                     const std::string& session) {
+    std::vector<txn_op> ops{txn_op::lock(key, session, "bench", lock_flag_value)};
+    auto r = co_await c.async_txn(std::move(ops), txn_options{}, asio::use_awaitable);
+    if (!r.committed)
+        throw std::runtime_error("write: the lock operation was refused on " + key);
+}
+
+asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key) {
+    co_await sleep_for_us(idle_settle_us);
+    const std::int64_t start = monotonic_ns();
+    auto [ec, entry] =
+        co_await c.async_kv_get(key, query_options{}, asio::as_tuple(asio::use_awaitable));
+    if (ec)
+        throw boost::system::system_error(ec, "idle GET");
+    co_return monotonic_ns() - start;
 }
 
 std::optional<agent_counters> fill_contention(record& r, contention_result& res, const window& w) {

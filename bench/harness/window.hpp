@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // What the scenarios share around a measured run: the window's readings (CPU, the client's
 // requests, the agent's counters) taken at its start and end, the latency samples a record
-// keeps, and the bench's sessions.
+// keeps, the raw requests they are judged against, and the bench's sessions.
 #pragma once
 
+#include "harness/contention.hpp"
 #include "harness/harness.hpp"
-#include "scenarios/contend/contention.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/session.hpp>
@@ -44,6 +44,9 @@ struct window {
 /// Runs `work` and, beside it, reads `w` at t0 and at t1 (both run to their end).
 asio::awaitable<void> measure_window(harness& h, client c, std::int64_t t0, std::int64_t t1,
                                      window& w, std::function<asio::awaitable<void>()> work);
+/// The same without the agent's counters (a worker process has no target).
+asio::awaitable<void> measure_window(client c, std::int64_t t0, std::int64_t t1, window& w,
+                                     std::function<asio::awaitable<void>()> work);
 
 /// A contention record's shared fields from its grants and its window (fill_contention and
 /// set_client_requests); returns the agent's counters over the window.
@@ -55,6 +58,17 @@ summary add_latencies(record& r, std::vector<std::chrono::nanoseconds>& samples)
 
 /// The bench's sessions: named, with no lock-delay.
 session_config bench_session_config(const char* name);
+/// One raw write: a transaction with one KV lock operation on `key` for `session` (the
+/// write floor, bench/scenarios/write.cpp). Throws when Consul does not commit it.
+asio::awaitable<void> raw_lock_write(client& c, const std::string& key, const std::string& session);
+
+/// How long a handoff scenario lets every process idle before it measures (long enough for
+/// a waiter to be parked in its blocking query).
+constexpr std::int64_t idle_settle_us = 200'000;
+/// One GET of `key`, timed after idle_settle_us of idleness: the yardstick of a handoff,
+/// which starts from idle too (failover, handover).
+asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key);
+
 /// Creates a session of `cfg` and renews it from now on; throws `what: session create` when
 /// it cannot be created.
 asio::awaitable<session> start_session(client c, session_config cfg, const char* what);

@@ -56,30 +56,19 @@ int contend_worker(const std::map<std::string, std::string>& f) {
     p.fair = f.count("fair") > 0;
     if (f.count("local-turn"))
         set_local_turn(unsigned(num(f, "local-turn")));
-    const std::int64_t t0 = num(f, "t0-ns");
-    std::int64_t cpu0 = 0, cpu1 = 0;
+    window w;
     std::vector<grant> grants;
-    std::function<asio::awaitable<void>(std::size_t)> parts =
-        [&](std::size_t i) -> asio::awaitable<void> {
-        if (i == 0) {
-            co_await contend_core(c, p, grants);
-        } else {
-            co_await sleep_until_ns(t0);
-            cpu0 = process_cpu_time().count();
-            co_await sleep_until_ns(p.end_ns);
-            cpu1 = process_cpu_time().count();
-        }
-    };
     std::string error;
     try {
-        run_sync(ioc, spawn_all(2, parts));
+        run_sync(ioc, measure_window(c, num(f, "t0-ns"), p.end_ns, w,
+                                     [&] { return contend_core(c, p, grants); }));
     } catch (const std::exception& e) {
         error = e.what();
     }
     for (const auto& g : grants)
         std::printf("%s\n", grant_line(g).c_str());
     std::printf("{\"summary\":{\"cpu_us\":%lld,\"grants\":%zu%s%s%s}}\n",
-                static_cast<long long>(cpu1 - cpu0), grants.size(),
+                static_cast<long long>(w.cpu_us()), grants.size(),
                 error.empty() ? "" : ",\"error\":\"", error.empty() ? "" : error.c_str(),
                 error.empty() ? "" : "\"");
     return error.empty() ? 0 : 1;

@@ -22,16 +22,6 @@ namespace conclave::bench {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-// (harness/scenarios.hpp)
-asio::awaitable<std::int64_t> idle_round_trip(client c, std::string key) {
-    co_await sleep_for_us(idle_settle_us);
-    const std::int64_t start = monotonic_ns();
-    auto [ec, entry] = co_await c.async_kv_get(key, query_options{}, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "idle GET");
-    co_return monotonic_ns() - start;
-}
-
 namespace {
 
 struct handover {

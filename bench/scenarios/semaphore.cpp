@@ -47,70 +47,64 @@ asio::awaitable<void> sem_contender(client c, sem_run& run, std::size_t i) {
     }
 }
 
-} // namespace
-
-namespace {
-
 void semaphore_run(harness& h, std::size_t n) {
+    client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
+    sem_run run;
+    run.prefix = h.fresh_prefix("semaphore");
+    run.limit = std::uint32_t(h.opt.limit);
+    run.hold_us = h.opt.hold_us;
+    run.sessions.resize(n);
+    run.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
+    run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
+    run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
+    window w;
+    std::function<asio::awaitable<void>(std::size_t)> create =
+        [&](std::size_t i) -> asio::awaitable<void> {
+        run.sessions[i] = co_await start_session(c, "bench-semaphore", "semaphore");
+    };
+    std::function<asio::awaitable<void>(std::size_t)> contender = [&](std::size_t i) {
+        return sem_contender(c, run, i);
+    };
+    std::function<asio::awaitable<void>()> contend = [&]() -> asio::awaitable<void> {
+        co_await for_each_bounded(n, 16, create);
+        co_await spawn_all(n, contender);
+    };
+    std::function<asio::awaitable<void>(std::size_t)> destroy =
+        [&](std::size_t i) -> asio::awaitable<void> {
+        co_await run.sessions[i].async_destroy(use_tuple);
+    };
     {
-        client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(n + 8))};
-        sem_run run;
-        run.prefix = h.fresh_prefix("semaphore");
-        run.limit = std::uint32_t(h.opt.limit);
-        run.hold_us = h.opt.hold_us;
-        run.sessions.resize(n);
-        run.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
-        run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
-        run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
-        window w;
-        std::function<asio::awaitable<void>(std::size_t)> create =
-            [&](std::size_t i) -> asio::awaitable<void> {
-            run.sessions[i] = co_await start_session(c, "bench-semaphore", "semaphore");
-        };
-        std::function<asio::awaitable<void>(std::size_t)> contender = [&](std::size_t i) {
-            return sem_contender(c, run, i);
-        };
-        std::function<asio::awaitable<void>()> contend = [&]() -> asio::awaitable<void> {
-            co_await for_each_bounded(n, 16, create);
-            co_await spawn_all(n, contender);
-        };
-        std::function<asio::awaitable<void>(std::size_t)> destroy =
-            [&](std::size_t i) -> asio::awaitable<void> {
-            co_await run.sessions[i].async_destroy(use_tuple);
-        };
-        {
-            progress pr(h.ioc, "semaphore N=" + std::to_string(n),
-                        double(run.t1 - monotonic_ns()) / 1e9, [&] { return run.grants.size(); });
-            std::exception_ptr failure;
-            try {
-                run_sync(h.ioc, measure_window(h, c, run.t0, run.t1, w, contend));
-            } catch (...) {
-                failure = std::current_exception();
-            }
-            run_sync(h.ioc, for_each_bounded(n, 16, destroy));
-            if (failure)
-                std::rethrow_exception(failure);
+        progress pr(h.ioc, "semaphore N=" + std::to_string(n),
+                    double(run.t1 - monotonic_ns()) / 1e9, [&] { return run.grants.size(); });
+        std::exception_ptr failure;
+        try {
+            run_sync(h.ioc, measure_window(h, c, run.t0, run.t1, w, contend));
+        } catch (...) {
+            failure = std::current_exception();
         }
-
-        auto res = analyze(run.grants, n, run.t0, run.t1);
-        record r = h.base_record("semaphore", "conclave", n);
-        r.set("limit", double(run.limit));
-        r.set("hold_us", double(run.hold_us));
-        const auto d = fill_contention(r, res, w);
-        // A permit takes several writes by design (contender key, CAS on .lock, release
-        // CAS, key delete): report writes per permit rather than "acquire attempts".
-        r.erase("acquire_attempts_per_handoff");
-        r.erase("handoffs");
-        if (d && res.grants)
-            r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
-        // With L holders at once there is no single "previous holder": the latency that
-        // means something is the wait for a permit.
-        r.latencies_us.clear();
-        const auto waits = add_latencies(r, res.waits);
-        r.set("latency", std::string("acquire"));
-        set_percentiles(r, waits);
-        h.out.add(std::move(r));
+        run_sync(h.ioc, for_each_bounded(n, 16, destroy));
+        if (failure)
+            std::rethrow_exception(failure);
     }
+
+    auto res = analyze(run.grants, n, run.t0, run.t1);
+    record r = h.base_record("semaphore", "conclave", n);
+    r.set("limit", double(run.limit));
+    r.set("hold_us", double(run.hold_us));
+    const auto d = fill_contention(r, res, w);
+    // A permit takes several writes by design (contender key, CAS on .lock, release
+    // CAS, key delete): report writes per permit rather than "acquire attempts".
+    r.erase("acquire_attempts_per_handoff");
+    r.erase("handoffs");
+    if (d && res.grants)
+        r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
+    // With L holders at once there is no single "previous holder": the latency that
+    // means something is the wait for a permit.
+    r.latencies_us.clear();
+    const auto waits = add_latencies(r, res.waits);
+    r.set("latency", std::string("acquire"));
+    set_percentiles(r, waits);
+    h.out.add(std::move(r));
 }
 
 } // namespace

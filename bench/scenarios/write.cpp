@@ -45,14 +45,6 @@ asio::awaitable<void> write_main(harness& h, client c, write_run& run) {
 
 } // namespace
 
-asio::awaitable<void> raw_lock_write(client& c, const std::string& key,
-                                     const std::string& session) {
-    std::vector<txn_op> ops{txn_op::lock(key, session, "bench", lock_flag_value)};
-    auto r = co_await c.async_txn(std::move(ops), txn_options{}, asio::use_awaitable);
-    if (!r.committed)
-        throw std::runtime_error("write: the lock operation was refused on " + key);
-}
-
 void scenario_write(harness& h) {
     client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(1))};
     write_run run;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "harness/contention.hpp"
 #include "harness/stats.hpp"
-#include "scenarios/contend/contention.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
