@@ -146,6 +146,22 @@ TEST_CASE_METHOD(acl_fixture,
         CHECK(std::string(denied->what()).find("key write on \"" + p + "sem/") !=
               std::string::npos);
         texts.push_back(denied->what());
+
+        // A try within a budget fails the same way: at once, saying what the token lacks.
+        const auto asked = std::chrono::steady_clock::now();
+        denied = co_await failure_of(mutex.async_try_acquire(s, 20s));
+        REQUIRE(denied);
+        CHECK(denied->code() == errc::permission_denied);
+        CHECK(std::string(denied->what()).find("key write on \"" + p + "lock\"") !=
+              std::string::npos);
+        texts.push_back(denied->what());
+        denied = co_await failure_of(sem.async_try_acquire(s, 20s));
+        REQUIRE(denied);
+        CHECK(denied->code() == errc::permission_denied);
+        CHECK(std::string(denied->what()).find("key write on \"" + p + "sem/") !=
+              std::string::npos);
+        texts.push_back(denied->what());
+        CHECK(std::chrono::steady_clock::now() - asked < 10s); // not retried until the budget
         co_await s.async_destroy();
 
         // No read permission: the waiter gives up at once instead of retrying.
