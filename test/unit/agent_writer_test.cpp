@@ -2,6 +2,7 @@
 // The dev agent's answers in Go's bytes (json.MarshalIndent of Consul's structs: field order,
 // HTML-safe escaping, null for empty values) and its response heads, held to the bytes of
 // Beast's message with conclave::dev::detail::append_beast_response_head.
+#include "codec/go/json_marshal.hpp"
 #include "codec/json.hpp"
 #include "devagent/src/go/gojson.hpp"
 #include "devagent/src/routes/routes.hpp"
@@ -80,7 +81,7 @@ std::string txn_body_dom(const txn_outcome& o, bool read_only) {
         body["ConsistencyLevel"] = "";
         body["NotModified"] = false;
     }
-    return gojson::marshal_indent(body);
+    return gojson::answer_body(body);
 }
 
 // The response head as the server built it before append_response_head (to_beast,
@@ -151,7 +152,7 @@ TEST_CASE("agent: transaction answers have TxnResponse's shape", "[unit][agent]"
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         for (const bool read_only : {false, true}) {
             INFO("outcome " << i << " read_only " << read_only);
-            CHECK(gojson::marshal_indent(txn_json(outcomes[i], read_only)) ==
+            CHECK(gojson::answer_body(txn_json(outcomes[i], read_only)) ==
                   txn_body_dom(outcomes[i], read_only));
         }
     }
@@ -169,7 +170,7 @@ TEST_CASE("agent: a lock's transaction answer in Go's bytes", "[unit][agent]") {
     txn_outcome lock;
     lock.results.push_back({held, false});
     lock.results.push_back({got, true});
-    CHECK(gojson::marshal_indent(txn_json(lock, false)) == R"({
+    CHECK(gojson::answer_body(txn_json(lock, false)) == R"({
     "Results": [
         {
             "KV": {
@@ -199,7 +200,7 @@ TEST_CASE("agent: a lock's transaction answer in Go's bytes", "[unit][agent]") {
 )");
     txn_outcome failed;
     failed.errors.emplace_back(1, "failed to lock key \"cyc/lock\", lock is already held");
-    CHECK(gojson::marshal_indent(txn_json(failed, true)) == R"({
+    CHECK(gojson::answer_body(txn_json(failed, true)) == R"({
     "Results": null,
     "Errors": [
         {
@@ -214,7 +215,7 @@ TEST_CASE("agent: a lock's transaction answer in Go's bytes", "[unit][agent]") {
     "NotModified": false
 }
 )");
-    CHECK(gojson::marshal_indent(txn_json(txn_outcome{}, false)) ==
+    CHECK(gojson::answer_body(txn_json(txn_outcome{}, false)) ==
           "{\n    \"Results\": [],\n    \"Errors\": null\n}\n");
 }
 
@@ -226,7 +227,7 @@ TEST_CASE("agent: sessions in Go's bytes", "[unit][agent]") {
     s.create_index = 11;
     s.modify_index = 12;
     // session_rec's defaults; NodeChecks and ServiceChecks null, no Checks.
-    CHECK(gojson::marshal_indent(json::array{session_json(s)}) == R"([
+    CHECK(gojson::answer_body(json::array{session_json(s)}) == R"([
     {
         "ID": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
         "Name": "",
@@ -247,7 +248,7 @@ TEST_CASE("agent: sessions in Go's bytes", "[unit][agent]") {
     s.node_checks = std::vector<std::string>{};
     s.service_checks = std::vector<conclave::service_check>{{"svc:1", ""}};
     s.checks = {"serfHealth", "mem \"full\""};
-    CHECK(gojson::marshal_indent(session_json(s)) == R"({
+    CHECK(gojson::answer_body(session_json(s)) == R"({
     "ID": "0b5a4b55-8ec4-7b2e-7d51-4c1f7d7b32b3",
     "Name": "\u003clock \u0026 \u2028\u003e",
     "Node": "dev-node",
@@ -269,7 +270,7 @@ TEST_CASE("agent: sessions in Go's bytes", "[unit][agent]") {
     "ModifyIndex": 12
 }
 )");
-    CHECK(gojson::marshal_indent(json::array{}) == "[]\n");
+    CHECK(gojson::answer_body(json::array{}) == "[]\n");
 }
 
 TEST_CASE("agent: response heads match Beast's", "[unit][agent]") {
@@ -467,10 +468,10 @@ TEST_CASE("agent: strings escape each special byte at every offset", "[unit][age
                     '"' + base.substr(0, at) + go_escaped(token) + base.substr(at) + '"';
                 INFO("length " << len << " offset " << at << " byte "
                                << int(static_cast<unsigned char>(token[0])));
-                CHECK(gojson::marshal(json::string(s)) == quoted);
-                CHECK(gojson::marshal_indent(json::object{{s, nullptr}}) ==
+                CHECK(conclave::codec::go::marshal(json::string(s)) == quoted);
+                CHECK(gojson::answer_body(json::object{{s, nullptr}}) ==
                       "{\n    " + quoted + ": null\n}\n");
-                CHECK(gojson::marshal_indent(json::object{{"S", s}, {"N", len}}) ==
+                CHECK(gojson::answer_body(json::object{{"S", s}, {"N", len}}) ==
                       "{\n    \"S\": " + quoted + ",\n    \"N\": " + std::to_string(len) + "\n}\n");
             }
         }
