@@ -46,6 +46,16 @@ const flag_set::flag* flag_set::find(std::string_view name) const {
 // Returns Go's error text, or an empty string when the value was stored.
 std::string flag_set::assign(const flag& f, std::string_view value) {
     const std::string quoted = "\"" + std::string(value) + "\"";
+    const auto invalid = [&](std::string_view why) {
+        return "invalid value " + quoted + " for flag -" + f.name + ": " + std::string(why);
+    };
+    // Stores a parsed number, or says why there is none.
+    const auto store = [&](const auto& n, auto* target) {
+        if (!n.value)
+            return invalid(num_error_text(n.failure));
+        *target = *n.value;
+        return std::string();
+    };
     switch (f.type) {
     case kind::boolean: {
         const auto b = codec::go::parse_bool(value);
@@ -57,34 +67,21 @@ std::string flag_set::assign(const flag& f, std::string_view value) {
     case kind::string:
         *static_cast<std::string*>(f.target) = std::string(value);
         return {};
-    case kind::integer: {
-        const auto n = codec::go::parse_int(value, 0);
-        if (!n.value)
-            return "invalid value " + quoted + " for flag -" + f.name + ": " +
-                   num_error_text(n.failure);
-        *static_cast<std::int64_t*>(f.target) = *n.value;
-        return {};
-    }
-    case kind::unsigned_integer: {
-        const auto n = codec::go::parse_uint(value, 0);
-        if (!n.value)
-            return "invalid value " + quoted + " for flag -" + f.name + ": " +
-                   num_error_text(n.failure);
-        *static_cast<std::uint64_t*>(f.target) = *n.value;
-        return {};
-    }
+    case kind::integer:
+        return store(codec::go::parse_int(value, 0), static_cast<std::int64_t*>(f.target));
+    case kind::unsigned_integer:
+        return store(codec::go::parse_uint(value, 0), static_cast<std::uint64_t*>(f.target));
     case kind::duration: {
         const auto d = codec::go::parse_duration(value);
         if (!d.value)
-            return "invalid value " + quoted + " for flag -" + f.name + ": parse error";
+            return invalid("parse error");
         *static_cast<std::chrono::nanoseconds*>(f.target) = *d.value;
         return {};
     }
     case kind::signal: {
         const auto sig = parse_signal(value);
         if (!sig)
-            return "invalid value " + quoted + " for flag -" + f.name +
-                   ": unknown signal (give a name such as USR1, or a number)";
+            return invalid("unknown signal (give a name such as USR1, or a number)");
         *static_cast<int*>(f.target) = *sig;
         return {};
     }
