@@ -34,7 +34,7 @@ void append_escaped_rune(std::string& out, char32_t r) {
     default:
         break;
     }
-    if (r < ' ') {
+    if (r < ' ' || r == 0x7F) { // Go's appendEscapedRune: DEL as \x7f
         out += "\\x";
         out += lower_hex[(r >> 4) & 0xF];
         out += lower_hex[r & 0xF];

@@ -91,6 +91,9 @@ TEST_CASE("go quote: strconv.Quote", "[codec][go][strconv]") {
     CHECK(quote("a\"b\\c\n\x01\xFF") == "\"a\\\"b\\\\c\\n\\x01\\xff\"");
     CHECK(quote("") == "\"\"");
     CHECK(quote("\a\b\f\r\t\v") == "\"\\a\\b\\f\\r\\t\\v\"");
+    // DEL as \x7f, U+00AD as \u00ad: Consul 1.8's "unknown KV verb" texts for those verbs.
+    CHECK(quote("\x7f") == "\"\\x7f\"");
+    CHECK(quote("\xC2\xAD") == "\"\\u00ad\"");
     CHECK(quote("caf\xC3\xA9") == "\"caf\xC3\xA9\"");      // printable: as it is
     CHECK(quote("\xE2\x80\xA8") == "\"\\u2028\"");         // a separator
     CHECK(quote("\xF4\x8F\xBF\xBF") == "\"\\U0010ffff\""); // not printable, above U+FFFF
