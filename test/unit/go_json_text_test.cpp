@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 using namespace conclave::codec::go;
 namespace json = boost::json;
@@ -89,4 +91,54 @@ TEST_CASE("go json_quote_char: the bytes of encoding/json's syntax errors", "[co
     CHECK(json_quote_char('\'') == "'\\''");
     CHECK(json_quote_char('"') == "'\"'");
     CHECK(json_quote_char(0x01) == "'\\x01'");
+}
+
+namespace {
+
+// What Go writes for one byte sequence inside a string (the tokens the test below uses).
+std::string go_escaped(std::string_view token) {
+    if (token == "\"")
+        return "\\\"";
+    if (token == "\\")
+        return "\\\\";
+    if (token == "\n")
+        return "\\n";
+    if (token == "<")
+        return "\\u003c";
+    if (token == ">")
+        return "\\u003e";
+    if (token == "&")
+        return "\\u0026";
+    if (token == "\x01")
+        return "\\u0001";
+    if (token == "\x1f")
+        return "\\u001f";
+    if (token == "\xFF")
+        return "\\ufffd";
+    return std::string(token); // plain: ' ', '~', DEL, valid UTF-8
+}
+
+} // namespace
+
+TEST_CASE("go marshal: strings escape each special byte at every offset", "[codec][go][json]") {
+    // Each special byte at each offset of strings of many lengths, as a value and as a key.
+    const std::vector<std::string_view> tokens{"\"",   "\\",   "\n", "<", ">",    "&",       "\x01",
+                                               "\x1f", "\xFF", " ",  "~", "\x7f", "\xC3\xA9"};
+    for (std::size_t len = 0; len <= 40; ++len) {
+        for (std::size_t at = 0; at <= len; ++at) {
+            for (const auto token : tokens) {
+                const std::string base(len, 'k');
+                const std::string s = base.substr(0, at) + std::string(token) + base.substr(at);
+                const std::string quoted =
+                    '"' + base.substr(0, at) + go_escaped(token) + base.substr(at) + '"';
+                INFO("length " << len << " offset " << at << " byte "
+                               << int(static_cast<unsigned char>(token[0])));
+                CHECK(marshal(json::string(s)) == quoted);
+                CHECK(marshal_indent(json::object{{s, nullptr}}, "    ") ==
+                      "{\n    " + quoted + ": null\n}");
+                CHECK(marshal_indent(json::object{{"S", s}, {"N", len}}, "    ") ==
+                      "{\n    \"S\": " + quoted + ",\n    \"N\": " + std::to_string(len) + "\n}");
+            }
+        }
+    }
 }
