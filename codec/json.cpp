@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/base64.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/base64.hpp"
+#include "codec/go/duration.hpp"
 #include "codec/json.hpp"
 
 #include <boost/json/monotonic_resource.hpp>
@@ -17,7 +17,7 @@ json::object kv_entry_to_json(const kv_entry& e, bool with_value, json::storage_
     o["Key"] = e.key;
     o["Flags"] = e.flags;
     if (with_value && !e.value.empty())
-        o["Value"] = base64_encode(e.value);
+        o["Value"] = go::base64_encode(e.value);
     else
         o["Value"] = nullptr;
     if (!e.session.empty())
@@ -102,7 +102,7 @@ bool kv_entry_from_json(const json::value& v, kv_entry& out) {
             } else if (k == "Session") {
                 out.session = text;
             } else {
-                auto decoded = base64_decode(text);
+                auto decoded = go::base64_decode(text);
                 if (!decoded)
                     return false;
                 out.value = std::move(*decoded);
@@ -148,7 +148,7 @@ bool session_entry_from_json(const json::value& v, session_entry& out) {
     }
     out.ttl = std::chrono::nanoseconds{0};
     if (!out.ttl_text.empty()) {
-        auto parsed = parse_go_duration(out.ttl_text);
+        auto parsed = go::parse_duration(out.ttl_text);
         if (!parsed.value)
             return false;
         out.ttl = *parsed.value;
@@ -261,7 +261,7 @@ json::object txn_op_to_json(const txn_op& op) {
     kv["Verb"] = kv_verb_name(op.verb);
     kv["Key"] = op.key;
     if (!op.value.empty())
-        kv["Value"] = base64_encode(op.value);
+        kv["Value"] = go::base64_encode(op.value);
     if (op.flags != 0)
         kv["Flags"] = op.flags;
     if (op.index != 0)

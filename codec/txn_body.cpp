@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/base64.hpp"
 #include "codec/cursor.hpp"
+#include "codec/go/base64.hpp"
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
 #include "codec/word_scan.hpp"
@@ -143,7 +143,7 @@ std::string txn_body(const std::vector<txn_op>& ops) {
         w.string(op.key);
         if (!op.value.empty()) {
             w.put(R"(,"Value":")");
-            w.put(base64_encode(op.value));
+            w.put(go::base64_encode(op.value));
             w.put('"');
         }
         if (op.flags != 0) {

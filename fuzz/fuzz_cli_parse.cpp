@@ -3,7 +3,7 @@
 // as scripts and users write it: Go-style flags (cli/common/flags.cpp, shared by lock, elect, kv
 // and watch), key paths (cli/common/key_path.cpp), -http-addr / CONSUL_HTTP_ADDR
 // (apply_http_addr), the CONSUL_* environment (config_from_env) and Go durations
-// (codec/duration.cpp, time.ParseDuration's rules, also what Consul's TTL and LockDelay
+// (codec/go/duration.cpp, time.ParseDuration's rules, also what Consul's TTL and LockDelay
 // texts go through).
 //
 // Input: byte 0 picks what is parsed; the rest is split at '\n' into the arguments (or
@@ -20,7 +20,7 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 
 #include <conclave/config.hpp>
 
@@ -46,11 +46,11 @@ using std::chrono::nanoseconds;
 }
 
 void check_duration(nanoseconds d) {
-    const std::string text = codec::format_go_duration(d);
-    const auto again = codec::parse_go_duration(text);
+    const std::string text = codec::go::format_duration(d);
+    const auto again = codec::go::parse_duration(text);
     if (!again.value || *again.value != d)
-        fail("format_go_duration's text does not parse back to the same duration", text);
-    (void)codec::format_wait(d);
+        fail("format_duration's text does not parse back to the same duration", text);
+    (void)codec::go::format_wait(d);
 }
 
 void check_key_path(std::string_view given) {
@@ -190,7 +190,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     switch (which) {
     case 6:
-        if (const auto d = codec::parse_go_duration(text); d.value)
+        if (const auto d = codec::go::parse_duration(text); d.value)
             check_duration(*d.value);
         break;
     case 7:

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "codec/go/strconv.hpp"
+
 #include <conclave/config.hpp>
 #include <conclave/error.hpp>
 
@@ -20,15 +22,6 @@ std::string client_config::describe_address() const {
 }
 
 namespace {
-
-// Go's strconv.ParseBool.
-std::optional<bool> parse_bool(std::string_view s) {
-    if (s == "1" || s == "t" || s == "T" || s == "TRUE" || s == "true" || s == "True")
-        return true;
-    if (s == "0" || s == "f" || s == "F" || s == "FALSE" || s == "false" || s == "False")
-        return false;
-    return std::nullopt;
-}
 
 [[noreturn]] void fail(const std::string& what) {
     throw boost::system::system_error(make_error_code(errc::invalid_config), what);
@@ -125,7 +118,7 @@ config_from_env(const std::function<std::optional<std::string>(std::string_view)
     };
     // SSL first: it decides the default port of a bare host in CONSUL_HTTP_ADDR.
     if (auto v = get("CONSUL_HTTP_SSL")) {
-        auto b = parse_bool(*v);
+        auto b = codec::go::parse_bool(*v);
         if (!b)
             fail("CONSUL_HTTP_SSL: cannot parse '" + *v + "' as a boolean");
         cfg.tls.enabled = *b;
@@ -135,7 +128,7 @@ config_from_env(const std::function<std::optional<std::string>(std::string_view)
             fail("CONSUL_HTTP_ADDR: " + err);
     }
     if (auto v = get("CONSUL_HTTP_SSL_VERIFY")) {
-        auto b = parse_bool(*v);
+        auto b = codec::go::parse_bool(*v);
         if (!b)
             fail("CONSUL_HTTP_SSL_VERIFY: cannot parse '" + *v + "' as a boolean");
         cfg.tls.verify = *b;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // `conclave agent -dev`: runs the embedded dev agent until SIGINT/SIGTERM.
 #include "cli/commands.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
+#include "codec/go/strconv.hpp"
 
 #include <conclave/dev/agent.hpp>
 
@@ -44,18 +45,6 @@ Options:
 struct flag_error {
     std::string message;
 };
-
-bool parse_bool(std::string_view v, bool& out) {
-    if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") {
-        out = true;
-        return true;
-    }
-    if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") {
-        out = false;
-        return true;
-    }
-    return false;
-}
 
 // host:port or [v6]:port.
 bool split_host_port(std::string_view addr, std::string& host, std::uint16_t& port) {
@@ -134,13 +123,13 @@ int agent_command(args a) {
             return 1;
         }
         if (is_bool) {
-            bool b = true;
-            if (value && !parse_bool(*value, b)) {
+            const std::optional<bool> b = value ? codec::go::parse_bool(*value) : true;
+            if (!b) {
                 std::fprintf(stderr, "invalid boolean value \"%s\" for -%s: parse error\n%s",
                              value->c_str(), flag.c_str(), agent_usage);
                 return 1;
             }
-            (flag == "dev" ? dev_mode : cfg.enable_test_controls) = b;
+            (flag == "dev" ? dev_mode : cfg.enable_test_controls) = *b;
             continue;
         }
         if (!value) {
@@ -153,7 +142,7 @@ int agent_command(args a) {
         if (flag == "http-addr") {
             http_addr = *value;
         } else if (flag == "session-ttl-min") {
-            const auto d = codec::parse_go_duration(*value);
+            const auto d = codec::go::parse_duration(*value);
             if (!d.value || d.value->count() < 0) {
                 std::fprintf(stderr, "invalid value \"%s\" for flag -%s: parse error\n%s",
                              value->c_str(), flag.c_str(), agent_usage);

@@ -1,96 +1,21 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/flags.hpp"
 #include "cli/common/signal_name.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
+#include "codec/go/strconv.hpp"
 
-#include <limits>
 #include <optional>
 
 namespace conclave::cli {
 
 namespace {
 
-// The digits of Go's strconv.ParseInt/ParseUint with base 0: 0x / 0o / 0b prefixes, a
-// leading 0 for octal, underscores between digits after a prefix. Returns the error text
-// flag.Parse puts after "invalid value ... for flag -x: ", or nothing.
-std::optional<std::string> parse_go_digits(std::string_view s, std::uint64_t& out) {
-    unsigned base = 10;
-    bool prefixed = false;
-    if (s.size() > 1 && s[0] == '0') {
-        const char b = char(s[1] | 0x20);
-        if (b == 'x' || b == 'o' || b == 'b') {
-            base = b == 'x' ? 16 : b == 'o' ? 8 : 2;
-            s.remove_prefix(2);
-            prefixed = true;
-        } else {
-            base = 8;
-            s.remove_prefix(1);
-        }
-    }
-    if (s.empty() && (prefixed || base == 10))
-        return "parse error";
-    std::uint64_t value = 0;
-    bool overflow = false;
-    char previous = '0';
-    for (const char c : s) {
-        if (c == '_') {
-            if (!prefixed || previous == '_')
-                return "parse error";
-            previous = c;
-            continue;
-        }
-        unsigned digit = 0;
-        if (c >= '0' && c <= '9')
-            digit = unsigned(c - '0');
-        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-            digit = unsigned((c | 0x20) - 'a' + 10);
-        else
-            return "parse error";
-        if (digit >= base)
-            return "parse error";
-        if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / base)
-            overflow = true;
-        else
-            value = value * base + digit;
-        previous = c;
-    }
-    if (previous == '_')
-        return "parse error";
-    if (overflow)
-        return "value out of range";
-    out = value;
-    return std::nullopt;
-}
-
-std::optional<std::string> parse_go_int(std::string_view s, std::int64_t& out) {
-    bool negative = false;
-    if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-        negative = s[0] == '-';
-        s.remove_prefix(1);
-    }
-    std::uint64_t value = 0;
-    if (auto err = parse_go_digits(s, value))
-        return err;
-    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
-    if (value > limit)
-        return "value out of range";
-    out = negative ? std::int64_t(~value + 1) : std::int64_t(value);
-    return std::nullopt;
+// The error flag.Parse puts after "invalid value ... for flag -x: " (its numError).
+std::string num_error_text(codec::go::num_error e) {
+    return e == codec::go::num_error::range ? "value out of range" : "parse error";
 }
 
 } // namespace
-
-bool parse_go_bool(std::string_view v, bool& out) {
-    if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") {
-        out = true;
-        return true;
-    }
-    if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") {
-        out = false;
-        return true;
-    }
-    return false;
-}
 
 void flag_set::add_bool(std::string name, bool* target) {
     flags_.push_back({std::move(name), kind::boolean, target});
@@ -121,34 +46,42 @@ const flag_set::flag* flag_set::find(std::string_view name) const {
 // Returns Go's error text, or an empty string when the value was stored.
 std::string flag_set::assign(const flag& f, std::string_view value) {
     const std::string quoted = "\"" + std::string(value) + "\"";
+    const auto invalid = [&](std::string_view why) {
+        return "invalid value " + quoted + " for flag -" + f.name + ": " + std::string(why);
+    };
+    // Stores a parsed number, or says why there is none.
+    const auto store = [&](const auto& n, auto* target) {
+        if (!n.value)
+            return invalid(num_error_text(n.failure));
+        *target = *n.value;
+        return std::string();
+    };
     switch (f.type) {
-    case kind::boolean:
-        if (!parse_go_bool(value, *static_cast<bool*>(f.target)))
+    case kind::boolean: {
+        const auto b = codec::go::parse_bool(value);
+        if (!b)
             return "invalid boolean value " + quoted + " for -" + f.name + ": parse error";
+        *static_cast<bool*>(f.target) = *b;
         return {};
+    }
     case kind::string:
         *static_cast<std::string*>(f.target) = std::string(value);
         return {};
     case kind::integer:
-        if (auto err = parse_go_int(value, *static_cast<std::int64_t*>(f.target)))
-            return "invalid value " + quoted + " for flag -" + f.name + ": " + *err;
-        return {};
+        return store(codec::go::parse_int(value, 0), static_cast<std::int64_t*>(f.target));
     case kind::unsigned_integer:
-        if (auto err = parse_go_digits(value, *static_cast<std::uint64_t*>(f.target)))
-            return "invalid value " + quoted + " for flag -" + f.name + ": " + *err;
-        return {};
+        return store(codec::go::parse_uint(value, 0), static_cast<std::uint64_t*>(f.target));
     case kind::duration: {
-        const auto d = codec::parse_go_duration(value);
+        const auto d = codec::go::parse_duration(value);
         if (!d.value)
-            return "invalid value " + quoted + " for flag -" + f.name + ": parse error";
+            return invalid("parse error");
         *static_cast<std::chrono::nanoseconds*>(f.target) = *d.value;
         return {};
     }
     case kind::signal: {
         const auto sig = parse_signal(value);
         if (!sig)
-            return "invalid value " + quoted + " for flag -" + f.name +
-                   ": unknown signal (give a name such as USR1, or a number)";
+            return invalid("unknown signal (give a name such as USR1, or a number)");
         *static_cast<int*>(f.target) = *sig;
         return {};
     }

@@ -25,7 +25,8 @@ class flag_set {
 public:
     void add_bool(std::string name, bool* target);
     void add_string(std::string name, std::string* target);
-    /// Go's int: decimal, or 0x / 0o / 0b / leading-0 octal, with an optional sign.
+    /// Go's int (strconv.ParseInt with base 0): decimal, or 0x / 0o / 0b / leading-0 octal,
+    /// with an optional sign and underscores between digits.
     void add_int(std::string name, std::int64_t* target);
     /// Go's uint64 (same bases, no sign).
     void add_uint(std::string name, std::uint64_t* target);
@@ -59,8 +60,5 @@ private:
     std::vector<flag> flags_;
     std::set<std::string> set_;
 };
-
-/// Go's strconv.ParseBool.
-bool parse_go_bool(std::string_view text, bool& out);
 
 } // namespace conclave::cli

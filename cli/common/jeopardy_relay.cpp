@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/jeopardy_relay.hpp"
 #include "cli/common/signal_name.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -17,7 +17,7 @@ std::string sent(int sig) {
 // "4.3s": to a tenth of a second, which is all a reader of the log needs.
 std::string tenths(std::chrono::steady_clock::duration d) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d);
-    return codec::format_go_duration(ms - ms % 100);
+    return codec::go::format_duration(ms - ms % 100);
 }
 
 } // namespace

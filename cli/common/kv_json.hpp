@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: BSL-1.0
 // KV entries as JSON in the shapes and the byte-for-byte formatting of the Consul CLI (Go's
-// encoding/json), for `watch -type` and `kv export`: scripts written for consul's output
-// read conclave's.
+// encoding/json, codec/go/json_marshal.hpp), for `watch -type` and `kv export`: scripts
+// written for consul's output read conclave's.
 #pragma once
 
 #include <conclave/consul/kv.hpp>
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace conclave::cli {
-
-/// A JSON string as Go writes it: `"`, `\`, control bytes, and (HTML-safe, Go's default)
-/// `<`, `>`, `&`, U+2028, U+2029 escaped; invalid UTF-8 becomes U+FFFD.
-std::string json_string(std::string_view text);
 
 /// `consul watch -type=key|keyprefix`: Go's api.KVPair objects (Key, CreateIndex,
 /// ModifyIndex, LockIndex, Flags, Value in base64 or null when empty, Session). `single`:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/session_ttl.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 
 namespace conclave::cli {
 
@@ -15,7 +15,7 @@ constexpr std::chrono::hours max_ttl{24};
 std::string check_session_ttl(std::chrono::nanoseconds ttl) {
     if (ttl >= min_ttl && ttl <= max_ttl)
         return {};
-    return "Session TTL must be between 10s and 24h, not " + codec::format_go_duration(ttl);
+    return "Session TTL must be between 10s and 24h, not " + codec::go::format_duration(ttl);
 }
 
 std::string check_lock_delay(std::chrono::nanoseconds delay) {

@@ -6,7 +6,7 @@
 #include "cli/elect/restart_policy.hpp"
 #include "cli/elect/run.hpp"
 #include "cli/exit_codes.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 #include "process/exit_wait.hpp"
 #include "process/wait_status.hpp"
 
@@ -106,7 +106,7 @@ asio::awaitable<void> stopped(elect_state* st) {
 // "exit status 1", "killed by signal 9 (Killed)", with how long the command ran.
 std::string describe_end(int status, clock::duration ran) {
     return programs::describe_wait_status(status) + " after " +
-           codec::format_go_duration(std::chrono::duration_cast<std::chrono::milliseconds>(ran));
+           codec::go::format_duration(std::chrono::duration_cast<std::chrono::milliseconds>(ran));
 }
 
 // The command ended the term by itself (without -once): decides, says and asks for what
@@ -129,7 +129,7 @@ bool after_exit(elect_state& st, int status, clock::duration ran) {
     std::string text = d.failed ? "Child failed (" : "Child exited (";
     text += describe_end(status, ran) + "); ";
     if (delay.count() > 0)
-        text += "stepping down, campaigning again in " + codec::format_go_duration(delay);
+        text += "stepping down, campaigning again in " + codec::go::format_duration(delay);
     else
         text += "campaigning again";
     if (d.failed)
@@ -281,7 +281,7 @@ void on_session(elect_state& st, bool& had_session, bool& said_end, const sessio
             st.request_stop(exit_code::error);
         } else if (!st.stop) {
             say("Failed to create session: " + text() + "; retrying in " +
-                codec::format_go_duration(*e.retry_in));
+                codec::go::format_duration(*e.retry_in));
         }
         break;
     case session_event::kind::lost:
@@ -290,7 +290,7 @@ void on_session(elect_state& st, bool& had_session, bool& said_end, const sessio
         break;
     case session_event::kind::destroy_failed:
         say("Session cleanup failed: " + e.ec.message() + " (Consul drops it when its TTL of " +
-            codec::format_go_duration(cfg.ttl) + " runs out)");
+            codec::go::format_duration(cfg.ttl) + " runs out)");
         if (st.stop)
             st.cleanup_failed();
         break;

@@ -2,7 +2,7 @@
 // `conclave kv get|put|delete`: enough of `consul kv` to operate and debug (same output
 // and messages for what both have). export and import: transfer.cpp.
 #include "cli/kv/common.hpp"
-#include "codec/base64.hpp"
+#include "codec/go/base64.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -20,7 +20,7 @@ constexpr auto tuple_awaitable = kv_tuple_awaitable;
 
 // -base64 shows values base64-encoded (binary values, scripts that decode them).
 std::string shown(const std::string& value, bool base64) {
-    return base64 ? codec::base64_encode(value) : value;
+    return base64 ? codec::go::base64_encode(value) : value;
 }
 
 // `prefix` then the value and a newline; fwrite, since a value may hold NUL bytes.
@@ -219,13 +219,11 @@ int put_command(args a) {
     }
     if (base64) {
         std::size_t bad_at = 0;
-        auto decoded = codec::base64_decode(value, &bad_at);
+        auto decoded = codec::go::base64_decode(value, &bad_at);
         if (!decoded) {
             // consul kv put's text (which then writes an empty value; this writes nothing).
-            std::fprintf(stderr,
-                         "Error! Cannot base 64 decode data: illegal base64 data at input byte "
-                         "%zu\n",
-                         bad_at);
+            std::fprintf(stderr, "Error! Cannot base 64 decode data: %s\n",
+                         codec::go::base64_error(bad_at).c_str());
             return exit_code::error;
         }
         value = std::move(*decoded);

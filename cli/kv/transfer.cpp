@@ -3,7 +3,7 @@
 // store as the JSON of `consul kv export`, and back. The two tools read each other's files.
 #include "cli/common/kv_json.hpp"
 #include "cli/kv/common.hpp"
-#include "codec/base64.hpp"
+#include "codec/go/base64.hpp"
 #include "codec/json.hpp"
 
 #include <boost/json/parse.hpp>
@@ -111,12 +111,10 @@ bool parse_entries(const std::string& text, std::vector<import_entry>& out) {
         e.flags = *flags_number;
         if (value) {
             std::size_t bad_at = 0;
-            auto decoded = codec::base64_decode(value->get_string(), &bad_at);
+            auto decoded = codec::go::base64_decode(value->get_string(), &bad_at);
             if (!decoded) {
-                std::fprintf(stderr,
-                             "Error base 64 decoding value for key %s: illegal base64 data at "
-                             "input byte %zu\n",
-                             e.key.c_str(), bad_at);
+                std::fprintf(stderr, "Error base 64 decoding value for key %s: %s\n", e.key.c_str(),
+                             codec::go::base64_error(bad_at).c_str());
                 return false;
             }
             e.value = std::move(*decoded);

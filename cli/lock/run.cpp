@@ -7,7 +7,7 @@
 #include "cli/lock/holder.hpp"
 #include "cli/lock/run.hpp"
 #include "cli/lock/session_keeper.hpp"
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 #include "process/exit_wait.hpp"
 #include "process/wait_status.hpp"
 
@@ -96,7 +96,7 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper,
     }
     if (auto ec = co_await keeper.stop(); ec) {
         say("Session cleanup failed: " + ec.message() + " (Consul drops it when its TTL of " +
-            codec::format_go_duration(ttl) + " runs out)");
+            codec::go::format_duration(ttl) + " runs out)");
         ok = false;
     }
     if (ok && acquired && verbose)
@@ -143,7 +143,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     bool denied = false;
     if (got.index() == 1) {
         say("Timeout during lock acquisition: '" + holder->key() + "' was not free within " +
-            codec::format_go_duration(cfg.timeout));
+            codec::go::format_duration(cfg.timeout));
         failed = exit_code::timed_out;
     } else if (got.index() == 2) {
         say("Shutdown triggered during lock acquisition");

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave::dev::agent and the agent's own duties: session TTL timers, test controls.
 #include "devagent/src/agent_impl.hpp"
-#include "devagent/src/go/goutil.hpp"
 #include "devagent/src/server/http_server.hpp"
 
 #include <conclave/dev/agent.hpp>

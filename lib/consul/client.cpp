@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 #include "consul/client_impl.hpp"
 #include "observe/log_line.hpp"
 
@@ -361,7 +361,7 @@ void apply_query(api_call& call, const query_options& q) {
     if (q.index > 0) {
         call.param("index", std::to_string(q.index));
         if (q.wait.count() > 0)
-            call.param("wait", codec::format_wait(q.wait));
+            call.param("wait", codec::go::format_wait(q.wait));
         call.blocking = true;
         call.wait = q.wait;
     }

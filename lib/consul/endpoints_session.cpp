@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 // Session endpoints: /v1/session/{create,renew,destroy,info,list,node}.
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 #include "codec/json.hpp"
 #include "consul/client_impl.hpp"
 #include "consul/spawn.hpp"
@@ -28,10 +28,10 @@ std::string create_body(const session_options& o) {
     if (!o.node.empty())
         body["Node"] = o.node;
     if (o.lock_delay) // an explicit 0 is sent: it disables the lock-delay
-        body["LockDelay"] = codec::format_go_duration(*o.lock_delay);
+        body["LockDelay"] = codec::go::format_duration(*o.lock_delay);
     body["Behavior"] = o.behavior == session_behavior::delete_keys ? "delete" : "release";
     if (o.ttl.count() > 0)
-        body["TTL"] = codec::format_go_duration(o.ttl);
+        body["TTL"] = codec::go::format_duration(o.ttl);
     if (o.node_checks) {
         json::array checks;
         for (const auto& id : *o.node_checks)

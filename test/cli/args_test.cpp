@@ -23,6 +23,14 @@ TEST_CASE("args: bad lock arguments are rejected as consul lock does", "[args]")
          "invalid value \"blah\" for flag -try: parse error\n",
          true},
         {{"lock", "-n=x", "p", "true"}, "invalid value \"x\" for flag -n: parse error\n", true},
+        // strconv.ParseInt(s, 0, 64), as Go's flag package reads an int: the range error
+        // at the overflow, before a bad byte after it.
+        {{"lock", "-n=99999999999999999999x", "p", "true"},
+         "invalid value \"99999999999999999999x\" for flag -n: value out of range\n",
+         true},
+        {{"lock", "-n=1__0", "p", "true"},
+         "invalid value \"1__0\" for flag -n: parse error\n",
+         true},
         {{"lock", "-bogus", "p", "true"}, "flag provided but not defined: -bogus\n", true},
         {{"lock", "-n"}, "flag needs an argument: -n\n", true},
         {{"lock", "-shell=maybe", "p", "true"},

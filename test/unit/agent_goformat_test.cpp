@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Sans-I/O pieces of the dev agent that reproduce Go's wire behaviour: encoding/json
-// errors and output, strconv/base64/UUID error texts, net/url and net/http helpers.
+// errors and answers, go-memdb's UUID error texts, net/url and net/http helpers. (Go's
+// strconv, base64, durations and JSON text: the go_*_test.cpp files.)
 #include "devagent/src/go/gojson.hpp"
 #include "devagent/src/go/goutil.hpp"
 #include "devagent/src/server/http_types.hpp"
@@ -116,39 +117,15 @@ TEST_CASE("agent: parsed JSON keeps number literals and decodes strings like Go"
           "json: cannot unmarshal object into Go value of type api.TxnOps");
 }
 
-TEST_CASE("agent: JSON output matches a dev agent's MarshalIndent", "[unit][agent]") {
+// The layout and escaping are codec::go::marshal_indent's (go_json_text_test.cpp).
+TEST_CASE("agent: JSON answers are MarshalIndent's with a final newline", "[unit][agent]") {
     boost::json::object o;
-    o["b"] = boost::json::array{1, "x"};
-    o["a"] = "<&>\xE2\x80\xA8\xFF\n";
+    o["a"] = "<";
     o["e"] = boost::json::array{};
-    o["n"] = nullptr;
-    o["u"] = std::uint64_t(18446744073709551615ULL);
-    CHECK(gojson::marshal_indent(o) == "{\n"
-                                       "    \"b\": [\n"
-                                       "        1,\n"
-                                       "        \"x\"\n"
-                                       "    ],\n"
-                                       "    \"a\": \"\\u003c\\u0026\\u003e\\u2028\\ufffd\\n\",\n"
-                                       "    \"e\": [],\n"
-                                       "    \"n\": null,\n"
-                                       "    \"u\": 18446744073709551615\n"
-                                       "}\n");
-    CHECK(gojson::marshal(boost::json::value(true)) == "true");
+    CHECK(gojson::answer_body(o) == "{\n    \"a\": \"\\u003c\",\n    \"e\": []\n}\n");
 }
 
-TEST_CASE("agent: strconv and UUID error texts", "[unit][agent]") {
-    CHECK(*go_parse_uint("18446744073709551615").value == 18446744073709551615ULL);
-    CHECK(go_parse_uint("18446744073709551616").error ==
-          "strconv.ParseUint: parsing \"18446744073709551616\": value out of range");
-    CHECK(go_parse_uint("abc").error == "strconv.ParseUint: parsing \"abc\": invalid syntax");
-    CHECK(go_parse_uint("-1").error == "strconv.ParseUint: parsing \"-1\": invalid syntax");
-    CHECK(go_parse_uint("").error == "strconv.ParseUint: parsing \"\": invalid syntax");
-    CHECK(go_parse_uint("256", 8).error ==
-          "strconv.ParseUint: parsing \"256\": value out of range");
-
-    CHECK(go_quote("a\"b\\c\n\x01\xFF") == "\"a\\\"b\\\\c\\n\\x01\\xff\"");
-    CHECK(go_quote_char('\n') == "'\\n'");
-
+TEST_CASE("agent: UUID error texts", "[unit][agent]") {
     const auto ok = memdb_uuid("3EA9F9A8-F4F0-AC60-9DF0-53C3B32A6DEF");
     REQUIRE(ok.bytes);
     CHECK(*ok.bytes == *memdb_uuid("3ea9f9a8-f4f0-ac60-9df0-53c3b32a6def").bytes);

@@ -2,6 +2,7 @@
 // The client's reply decoders (codec::parse_kv_entries, codec::parse_txn_reply): the answers
 // Consul sends, indented (dev mode) or compact, and every odd or broken body, with the
 // verdict and the structs each one must give.
+#include "codec/go/json_marshal.hpp"
 #include "codec/json.hpp"
 #include "devagent/src/go/gojson.hpp"
 #include "golden_steps.hpp"
@@ -134,7 +135,7 @@ json::value txn_json(const std::vector<kv_entry>& results, const std::vector<txn
 
 // A body in both of Consul's formats.
 std::vector<std::string> both_formats(const json::value& v) {
-    return {gojson::marshal_indent(v), gojson::marshal(v)};
+    return {gojson::answer_body(v), conclave::codec::go::marshal(v)};
 }
 
 // A lock cycle's acquire answer, as the dev agent sends it.

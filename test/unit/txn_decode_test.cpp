@@ -2,10 +2,10 @@
 // The dev agent's /v1/txn body decoding (gojson::decode_first + decode_ops, which follow
 // Go's json.Decoder into api.TxnOps): the bodies clients send, and every unusual one, with
 // the operations or Go's error text each gives.
+#include "codec/go/quote.hpp"
 #include "codec/json.hpp"
 #include "codec/txn_body.hpp"
 #include "devagent/src/go/gojson.hpp"
-#include "devagent/src/go/goutil.hpp"
 #include "devagent/src/routes/routes.hpp"
 #include "golden_steps.hpp"
 #include "support/catch.hpp"
@@ -43,19 +43,19 @@ std::string decoded(std::string_view body) {
             continue;
         }
         if (!d.op.is_kv) {
-            s += d.op.family + " " + go_quote(d.verb_of_other);
+            s += d.op.family + " " + codec::go::quote(d.verb_of_other);
             continue;
         }
         const kv_entry& e = d.op.entry;
-        s += go_quote(d.op.verb) + " " + go_quote(e.key);
+        s += codec::go::quote(d.op.verb) + " " + codec::go::quote(e.key);
         if (!e.value.empty())
-            s += " value=" + go_quote(e.value);
+            s += " value=" + codec::go::quote(e.value);
         if (e.flags != 0)
             s += " flags=" + std::to_string(e.flags);
         if (e.modify_index != 0)
             s += " index=" + std::to_string(e.modify_index);
         if (!e.session.empty())
-            s += " session=" + go_quote(e.session);
+            s += " session=" + codec::go::quote(e.session);
     }
     if (has_nil)
         s += " (nil)";
@@ -68,15 +68,15 @@ std::string expected(const std::vector<txn_op>& ops) {
     for (const auto& op : ops) {
         if (!s.empty())
             s += "; ";
-        s += go_quote(codec::kv_verb_name(op.verb)) + " " + go_quote(op.key);
+        s += codec::go::quote(codec::kv_verb_name(op.verb)) + " " + codec::go::quote(op.key);
         if (!op.value.empty())
-            s += " value=" + go_quote(op.value);
+            s += " value=" + codec::go::quote(op.value);
         if (op.flags != 0)
             s += " flags=" + std::to_string(op.flags);
         if (op.index != 0)
             s += " index=" + std::to_string(op.index);
         if (!op.session.empty())
-            s += " session=" + go_quote(op.session);
+            s += " session=" + codec::go::quote(op.session);
     }
     return s;
 }
@@ -151,9 +151,9 @@ TEST_CASE("txn decode: unusual bodies, as Go reads them", "[agent][txn]") {
         {kv(R"("Verb":"get","Key":"k")") + "\\", "\"get\" \"k\""},
         {R"([{"Check":null,"KV":{"Verb":"get","Key":"k"},"Node":null}])", "\"get\" \"k\""},
         {"[ { \"KV\" : { \"Verb\" : \"get\" , \"Key\" : \"k\" } } , {\"KV\":{\"Key\":\"\x7f\"}} ]",
-         "\"get\" \"k\"; \"\" \"\\u007f\""},
+         "\"get\" \"k\"; \"\" \"\\x7f\""},
         {kv("\"Key\":\"\x7f\xc2\x80\xef\xbf\xbf\xf4\x8f\xbf\xbf\""),
-         "\"\" \"\\u007f\\u0080\xEF\xBF\xBF\\U0010ffff\""},
+         "\"\" \"\\x7f\\u0080\xEF\xBF\xBF\\U0010ffff\""},
         {kv(R"("Verb":"get","Key":"\u00e9")"), "\"get\" \"\xC3\xA9\""},
         {kv(R"("Verb":"get","Key":"\ud800")"), "\"get\" \"\xEF\xBF\xBD\""},
         {kv(R"("Verb":"get","Key":"\ud83d\ude00\udc00x\ud800\ud800\udc00")"),

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "codec/go/json_marshal.hpp"
+#include "codec/go/json_text.hpp"
+#include "codec/go/utf8.hpp"
 #include "devagent/src/go/gojson.hpp"
-#include "devagent/src/go/goutil.hpp"
 
 #include <boost/beast/core/string.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value.hpp>
 
-#include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
 #include <functional>
 
 namespace conclave::dev::detail::gojson {
@@ -38,7 +37,7 @@ void go_utf8(std::string& s) {
         return;
     std::string out(s, 0, i);
     while (i < s.size()) {
-        const std::size_t w = utf8_width(s, i);
+        const std::size_t w = codec::go::utf8_width(s, i);
         if (w == 0) {
             out += "\xEF\xBF\xBD";
             ++i;
@@ -223,7 +222,8 @@ std::string syntax_error(std::string_view in, std::size_t at, bool too_deep) {
     if (at >= in.size())
         return p.non_space ? "unexpected EOF" : "EOF";
     const auto invalid = [&](std::size_t pos, std::string_view context) {
-        return "invalid character " + go_quote_char(static_cast<unsigned char>(in[pos])) + " " +
+        return "invalid character " +
+               codec::go::json_quote_char(static_cast<unsigned char>(in[pos])) + " " +
                std::string(context);
     };
     if (too_deep)
@@ -441,184 +441,11 @@ const value* find_field(const value& object, std::string_view name) {
     return found;
 }
 
-// ---- writer -------------------------------------------------------------------------------
-
-namespace {
-
-// Go's encodeState.string with HTML escaping on (json.Marshal's default).
-// The bytes json.Marshal writes as they are (its HTML-safe escaping takes <, >, &), as a
-// table: every byte of every string of an answer is looked up.
-constexpr std::array<bool, 256> plain_bytes = [] {
-    std::array<bool, 256> t{};
-    for (unsigned b = 0x20; b < 0x80; ++b)
-        t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&';
-    return t;
-}();
-
-bool plain(unsigned char b) {
-    return plain_bytes[b];
-}
-
-void write_string(std::string& out, std::string_view s) {
-    static constexpr const char* hex = "0123456789abcdef";
-    out += '"';
-    for (std::size_t i = 0; i < s.size();) {
-        // Runs of bytes written as they are go in at once (answers are mostly such text).
-        std::size_t end = i;
-        while (end < s.size() && plain(static_cast<unsigned char>(s[end])))
-            ++end;
-        out.append(s.data() + i, end - i);
-        if ((i = end) == s.size())
-            break;
-        const auto b = static_cast<unsigned char>(s[i]);
-        if (b >= 0x80) {
-            const std::size_t w = utf8_width(s, i);
-            if (w == 0) {
-                out += "\\ufffd";
-                ++i;
-            } else if (w == 3 && b == 0xE2 && s[i + 1] == '\x80' &&
-                       (s[i + 2] == '\xA8' || s[i + 2] == '\xA9')) {
-                out += s[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
-                i += 3;
-            } else {
-                out.append(s, i, w);
-                i += w;
-            }
-            continue;
-        }
-        ++i;
-        if (b == '"' || b == '\\') {
-            out += '\\';
-            out += char(b);
-        } else if (b == '\n') {
-            out += "\\n";
-        } else if (b == '\r') {
-            out += "\\r";
-        } else if (b == '\t') {
-            out += "\\t";
-        } else {
-            out += "\\u00";
-            out += hex[b >> 4];
-            out += hex[b & 0xF];
-        }
-    }
-    out += '"';
-}
-
-template <class Int>
-void write_integer(std::string& out, Int n) {
-    char buf[24];
-    out.append(buf, std::size_t(std::to_chars(buf, buf + sizeof buf, n).ptr - buf));
-}
-
-// Go's float64 format: %f-like between 1e-6 and 1e21, else exponent form with at least two
-// exponent digits dropped to what is needed (e-07 -> e-7).
-void write_double(std::string& out, double d) {
-    if (!std::isfinite(d)) {
-        out += "null";
-        return;
-    }
-    char buf[64];
-    const double a = std::fabs(d);
-    const bool sci = a != 0 && (a < 1e-6 || a >= 1e21);
-    auto res = std::to_chars(buf, buf + sizeof buf, d,
-                             sci ? std::chars_format::scientific : std::chars_format::fixed);
-    std::string s(buf, res.ptr);
-    if (sci) {
-        const auto e = s.find('e');
-        if (e != std::string::npos && s.size() > e + 3 && s[e + 2] == '0')
-            s.erase(e + 2, 1);
-    }
-    out += s;
-}
-
-void write_value(std::string& out, const json::value& v, int depth, bool indent) {
-    // A line break and its indent in one append (an answer has one per member).
-    static const std::string breaks = "\n" + std::string(64, ' ');
-    const auto newline = [&](int d) {
-        if (!indent)
-            return;
-        const std::size_t n = 1 + std::size_t(d) * 4;
-        if (n <= breaks.size()) {
-            out.append(breaks.data(), n);
-        } else {
-            out += '\n';
-            out.append(n - 1, ' ');
-        }
-    };
-    switch (v.kind()) {
-    case json::kind::null:
-        out += "null";
-        break;
-    case json::kind::bool_:
-        out += v.get_bool() ? "true" : "false";
-        break;
-    case json::kind::int64:
-        write_integer(out, v.get_int64());
-        break;
-    case json::kind::uint64:
-        write_integer(out, v.get_uint64());
-        break;
-    case json::kind::double_:
-        write_double(out, v.get_double());
-        break;
-    case json::kind::string:
-        write_string(out, v.get_string());
-        break;
-    case json::kind::array: {
-        const auto& a = v.get_array();
-        if (a.empty()) {
-            out += "[]";
-            break;
-        }
-        out += '[';
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            if (i > 0)
-                out += ',';
-            newline(depth + 1);
-            write_value(out, a[i], depth + 1, indent);
-        }
-        newline(depth);
-        out += ']';
-        break;
-    }
-    case json::kind::object: {
-        const auto& o = v.get_object();
-        if (o.empty()) {
-            out += "{}";
-            break;
-        }
-        out += '{';
-        bool first = true;
-        for (const auto& kv : o) {
-            if (!first)
-                out += ',';
-            first = false;
-            newline(depth + 1);
-            write_string(out, kv.key());
-            out += indent ? ": " : ":";
-            write_value(out, kv.value(), depth + 1, indent);
-        }
-        newline(depth);
-        out += '}';
-        break;
-    }
-    }
-}
-
-} // namespace
-
-std::string marshal_indent(const json::value& v) {
+std::string answer_body(const json::value& v) {
     std::string out;
     out.reserve(1024); // a usual answer (a few KV entries) without regrowing
-    write_value(out, v, 0, true);
+    codec::go::append_marshal(out, v, "    ");
     out += '\n';
-    return out;
-}
-
-std::string marshal(const json::value& v) {
-    std::string out;
-    write_value(out, v, 0, false);
     return out;
 }
 

@@ -3,7 +3,7 @@
 // Boost.JSON: requests are parsed by Boost.JSON's parser into a tree that keeps number
 // literals as text (Go's type errors quote them, and Go parses them itself), with Go's
 // syntax error texts; answers are a boost::json::value written as json.MarshalIndent
-// writes it (HTML-safe escaping, 4-space indent).
+// writes it (codec/go/json_marshal.hpp: HTML-safe escaping), with a 4-space indent.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -61,10 +61,8 @@ std::string type_error(std::string_view what, std::string_view struct_name,
 /// the last matching one wins; this returns that one.
 const value* find_field(const value& object, std::string_view name);
 
-/// Go's json.MarshalIndent(v, "", "    ") followed by "\n" (a dev agent's JSON bodies).
-std::string marshal_indent(const boost::json::value& v);
-
-/// Go's compact json.Marshal.
-std::string marshal(const boost::json::value& v);
+/// A dev agent's JSON body, as Consul's HTTP handlers write it: json.MarshalIndent(v, "",
+/// "    ") followed by "\n" (codec/go/json_marshal.hpp).
+std::string answer_body(const boost::json::value& v);
 
 } // namespace conclave::dev::detail::gojson

@@ -14,7 +14,7 @@ http_response json_response(const json::value& v, unsigned status) {
     http_response r;
     r.status = status;
     r.set("Content-Type", "application/json");
-    r.body = gojson::marshal_indent(v);
+    r.body = gojson::answer_body(v);
     return r;
 }
 

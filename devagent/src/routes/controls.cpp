@@ -9,7 +9,7 @@
 //   PUT /v1/_conclave/inject/clear                            forget pending injections
 //   PUT /v1/_conclave/reset                                   empty state, index restarts
 //   PUT /v1/_conclave/tombstones/reap                         drop every tombstone
-#include "devagent/src/go/goutil.hpp"
+#include "codec/go/strconv.hpp"
 #include "devagent/src/routes/routes.hpp"
 
 #include <boost/json/object.hpp>
@@ -25,7 +25,7 @@ std::optional<unsigned> uint_param(const http_request& req, std::string_view nam
                                    unsigned fallback, std::string& error) {
     if (!req.query.has(name))
         return fallback;
-    const auto v = go_parse_uint(req.query.get(name), 32);
+    const auto v = codec::go::parse_uint(req.query.get(name), 10, 32);
     if (!v.value) {
         error = "invalid " + std::string(name) + ": " + v.error;
         return std::nullopt;

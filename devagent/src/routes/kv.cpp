@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // /v1/kv/<key>: agent/kvs_endpoint.go (HTTP) + agent/consul/kvs_endpoint.go (RPC).
+#include "codec/go/strconv.hpp"
 #include "codec/json.hpp"
-#include "devagent/src/go/goutil.hpp"
 #include "devagent/src/routes/routes.hpp"
 
 #include <boost/json/array.hpp>
@@ -158,13 +158,13 @@ http_response kv_put(agent_impl& a, const http_request& req, std::string_view ke
     e.key = key;
     kv_op op = kv_op::set;
     if (req.query.has("flags")) {
-        const auto v = go_parse_uint(req.query.get("flags"));
+        const auto v = codec::go::parse_uint(req.query.get("flags"));
         if (!v.value)
             return text_response(500, v.error);
         e.flags = *v.value;
     }
     if (req.query.has("cas")) {
-        const auto v = go_parse_uint(req.query.get("cas"));
+        const auto v = codec::go::parse_uint(req.query.get("cas"));
         if (!v.value)
             return text_response(500, v.error);
         e.modify_index = *v.value;
@@ -217,7 +217,7 @@ http_response kv_delete(agent_impl& a, const http_request& req, std::string_view
     else if (key.empty())
         return text_response(400, "Missing key name");
     if (req.query.has("cas")) {
-        const auto v = go_parse_uint(req.query.get("cas"));
+        const auto v = codec::go::parse_uint(req.query.get("cas"));
         if (!v.value)
             return text_response(500, v.error);
         e.modify_index = *v.value;

@@ -2,7 +2,6 @@
 // Status, agent/self, and the catalog pieces sessions are bound to (register, deregister,
 // and a few reads to look at them).
 #include "devagent/src/go/gojson.hpp"
-#include "devagent/src/go/goutil.hpp"
 #include "devagent/src/routes/routes.hpp"
 
 #include <boost/json/array.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // /v1/session/...: agent/session_endpoint.go (HTTP, body decoding through
 // structs.Session.UnmarshalJSON) + agent/consul/session_endpoint.go (RPC validation).
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
+#include "codec/go/strconv.hpp"
 #include "devagent/src/go/gojson.hpp"
 #include "devagent/src/go/goutil.hpp"
 #include "devagent/src/routes/routes.hpp"
@@ -64,7 +65,7 @@ void decode_uint(const gojson::value& v, std::string_view st, std::string_view p
     if (v.is_null())
         return;
     if (v.k == kind::number) {
-        if (!go_parse_uint(v.text).value)
+        if (!codec::go::parse_uint(v.text).value)
             errs.save(gojson::type_error("number " + v.text, st, path, "uint64"));
         return;
     }
@@ -189,7 +190,7 @@ std::string decode_session(const gojson::value& v, session_body& s) {
         return errs.first();
     if (lock_delay_set && lock_delay != nullptr) {
         if (lock_delay->k == kind::string) {
-            const auto parsed = codec::parse_go_duration(lock_delay->text);
+            const auto parsed = codec::go::parse_duration(lock_delay->text);
             if (!parsed.value)
                 return parsed.error;
             dur = parsed.value->count();
@@ -261,15 +262,15 @@ http_response session_create(agent_impl& a, const http_request& req) {
         return text_response(500, "Invalid Behavior setting '" + b.behavior + "'");
     std::chrono::nanoseconds ttl{0};
     if (!b.ttl.empty()) {
-        const auto parsed = codec::parse_go_duration(b.ttl);
+        const auto parsed = codec::go::parse_duration(b.ttl);
         if (!parsed.value)
             return text_response(500, "Session TTL '" + b.ttl + "' invalid: " + parsed.error);
         ttl = *parsed.value;
         const auto min = std::chrono::nanoseconds(a.cfg.session_ttl_min);
         if (ttl.count() != 0 && (ttl < min || ttl > session_ttl_max))
             return text_response(500, "Invalid Session TTL '" + std::to_string(ttl.count()) +
-                                          "', must be between [" + codec::format_go_duration(min) +
-                                          "=" + codec::format_go_duration(session_ttl_max) + "]");
+                                          "', must be between [" + codec::go::format_duration(min) +
+                                          "=" + codec::go::format_duration(session_ttl_max) + "]");
     }
 
     session_rec s;
@@ -318,7 +319,7 @@ http_response session_renew(agent_impl& a, const http_request& req) {
         return text_response(404, "Session id '" + id + "' not found");
     const session_rec s = *r.session;
     if (!ttl_is_zero_text(s.ttl)) {
-        const auto parsed = codec::parse_go_duration(s.ttl);
+        const auto parsed = codec::go::parse_duration(s.ttl);
         if (!parsed.value)
             return text_response(500, "Invalid Session TTL '" + s.ttl + "': " + parsed.error);
         if (parsed.value->count() != 0)

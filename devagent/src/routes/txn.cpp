@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
 // /v1/txn: agent/txn_endpoint.go (decoding into api.TxnOps, size limits, read-only fast
 // path) + agent/consul/txn_endpoint.go (pre-checks) + the state store's transaction.
-#include "codec/base64.hpp"
+#include "codec/go/base64.hpp"
+#include "codec/go/quote.hpp"
+#include "codec/go/strconv.hpp"
 #include "codec/json.hpp"
 #include "devagent/src/go/gojson.hpp"
-#include "devagent/src/go/goutil.hpp"
 #include "devagent/src/routes/routes.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -68,16 +69,16 @@ void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
         } else if (name == "Value") {
             if (f.k == kind::string) {
                 std::size_t bad_byte = 0;
-                auto decoded = codec::base64_decode(f.text, &bad_byte);
+                auto decoded = codec::go::base64_decode(f.text, &bad_byte);
                 if (!decoded)
-                    errs.save("illegal base64 data at input byte " + std::to_string(bad_byte));
+                    errs.save(codec::go::base64_error(bad_byte));
                 else
                     op.entry.value = std::move(*decoded);
             } else if (f.k == kind::array) {
                 std::string bytes;
                 for (const auto& item : f.items) {
                     if (item.k == kind::number) {
-                        const auto b = go_parse_uint(item.text, 8);
+                        const auto b = codec::go::parse_uint(item.text, 10, 8);
                         if (!b.value)
                             errs.save(gojson::type_error("number " + item.text, "KVTxnOp",
                                                          "KV.Value", "uint8"));
@@ -98,7 +99,7 @@ void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
                 field_error(f, name, "uint64");
                 continue;
             }
-            const auto n = go_parse_uint(f.text);
+            const auto n = codec::go::parse_uint(f.text);
             if (!n.value) {
                 errs.save(gojson::type_error("number " + f.text, "KVTxnOp",
                                              "KV." + std::string(name), "uint64"));
@@ -227,9 +228,9 @@ http_response txn_endpoint(agent_impl& a, const http_request& req) {
                                       " > " + std::to_string(max_txn_ops) + ")");
     };
     const auto value_too_large = [&](const txn_op_in& op) {
-        return text_response(413, "Value for key " + go_quote(op.entry.key) + " is too large (" +
-                                      std::to_string(op.entry.value.size()) + " > " +
-                                      std::to_string(a.cfg.kv_max_value_size) + " bytes)");
+        return text_response(413, "Value for key " + codec::go::quote(op.entry.key) +
+                                      " is too large (" + std::to_string(op.entry.value.size()) +
+                                      " > " + std::to_string(a.cfg.kv_max_value_size) + " bytes)");
     };
 
     // Read the way Go's json.Decoder fills api.TxnOps, with Go's errors.

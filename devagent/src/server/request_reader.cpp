@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "devagent/src/go/goutil.hpp"
+#include "codec/go/quote.hpp"
 #include "devagent/src/server/request_reader.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -125,7 +125,7 @@ std::string trailer_error(std::string_view lines) {
             return "malformed MIME header initial line: " + std::string(line);
         first = false;
         if (!continued && line.find(':') == std::string_view::npos)
-            return "malformed MIME header: missing colon: " + go_quote(line);
+            return "malformed MIME header: missing colon: " + codec::go::quote(line);
     }
     return {};
 }

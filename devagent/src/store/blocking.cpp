@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/duration.hpp"
-#include "devagent/src/go/goutil.hpp"
+#include "codec/go/duration.hpp"
+#include "codec/go/quote.hpp"
+#include "codec/go/strconv.hpp"
 #include "devagent/src/store/blocking.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,9 +21,9 @@ query_opts_parse parse_query_opts(const query_params& q) {
     r.opts.consistent = q.has("consistent");
     const bool cached = q.has("cached");
     if (const std::string max_stale = q.get("max_stale"); !max_stale.empty()) {
-        const auto d = codec::parse_go_duration(max_stale);
+        const auto d = codec::go::parse_duration(max_stale);
         if (!d.value) {
-            r.error = "Invalid max_stale value " + go_quote(max_stale);
+            r.error = "Invalid max_stale value " + codec::go::quote(max_stale);
             return r;
         }
         if (d.value->count() > 0)
@@ -37,7 +38,7 @@ query_opts_parse parse_query_opts(const query_params& q) {
         return r;
     }
     if (const std::string wait = q.get("wait"); !wait.empty()) {
-        const auto d = codec::parse_go_duration(wait);
+        const auto d = codec::go::parse_duration(wait);
         if (!d.value) {
             r.error = "Invalid wait time";
             return r;
@@ -45,7 +46,7 @@ query_opts_parse parse_query_opts(const query_params& q) {
         r.opts.wait = *d.value;
     }
     if (const std::string index = q.get("index"); !index.empty()) {
-        const auto v = go_parse_uint(index);
+        const auto v = codec::go::parse_uint(index);
         if (!v.value) {
             r.error = "Invalid index";
             return r;

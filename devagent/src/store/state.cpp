@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // KV tables, transactions and the store's plumbing. Sessions and the catalog are in
 // state_session.cpp.
+#include "codec/go/quote.hpp"
 #include "devagent/src/go/goutil.hpp"
 #include "devagent/src/store/state.hpp"
 
@@ -335,7 +336,8 @@ bool store::kvs_lock(std::uint64_t idx, kv_entry& e, std::string& error) {
     }
     std::string lookup_error;
     if (find_session(e.session, lookup_error) == nullptr) {
-        error = lookup_error.empty() ? "invalid session " + go_quote(e.session) : lookup_error;
+        error =
+            lookup_error.empty() ? "invalid session " + codec::go::quote(e.session) : lookup_error;
         return false;
     }
     auto it = kvs_.find(e.key);
@@ -471,7 +473,7 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
     if (writes_entry)
         e = std::move(op.entry);
     const std::string& key = writes_entry ? e.key : op.entry.key;
-    const auto quoted = [&] { return go_quote(key); };
+    const auto quoted = [&] { return codec::go::quote(key); };
     switch (verb) {
     case kv_op::set:
         kvs_set(idx, e, false);
@@ -534,7 +536,8 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
         }
         if (it->second.session != op.entry.session) {
             error = "failed session check for key " + quoted() + ", current session " +
-                    go_quote(it->second.session) + " != " + go_quote(op.entry.session);
+                    codec::go::quote(it->second.session) +
+                    " != " + codec::go::quote(op.entry.session);
             return std::nullopt;
         }
         return txn_result_entry{it->second, false};
@@ -560,7 +563,7 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
     case kv_op::unknown:
         break;
     }
-    error = "unknown KV verb " + go_quote(op.verb);
+    error = "unknown KV verb " + codec::go::quote(op.verb);
     return std::nullopt;
 }
 
@@ -575,7 +578,7 @@ txn_outcome store::txn(std::vector<txn_op_in> ops, bool read_only, steady_time n
         if (op.entry.key.empty() && kop != kv_op::delete_tree)
             out.errors.emplace_back(i, "Must provide key");
         else if (kop == kv_op::lock && lock_delay_until(op.entry.key) > now)
-            out.errors.emplace_back(i, "failed to lock key " + go_quote(op.entry.key) +
+            out.errors.emplace_back(i, "failed to lock key " + codec::go::quote(op.entry.key) +
                                            " due to lock delay");
     }
     if (!out.errors.empty())

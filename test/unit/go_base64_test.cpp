@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: BSL-1.0
 // Standard padded base64 (KV values in Consul's JSON), as Go reads and writes it.
-#include "codec/base64.hpp"
+#include "codec/go/base64.hpp"
 #include "support/catch.hpp"
 
 #include <string>
 
-using conclave::codec::base64_decode;
-using conclave::codec::base64_encode;
+using conclave::codec::go::base64_decode;
+using conclave::codec::go::base64_encode;
+using conclave::codec::go::base64_error;
 using namespace std::string_literals;
 
-TEST_CASE("base64: RFC 4648 test vectors", "[codec][base64]") {
+TEST_CASE("go base64: RFC 4648 test vectors", "[codec][go][base64]") {
     const std::pair<std::string, std::string> vectors[] = {
         {"", ""},
         {"f", "Zg=="},
@@ -28,14 +29,14 @@ TEST_CASE("base64: RFC 4648 test vectors", "[codec][base64]") {
     }
 }
 
-TEST_CASE("base64: empty input", "[codec][base64]") {
+TEST_CASE("go base64: empty input", "[codec][go][base64]") {
     CHECK(base64_encode("").empty());
     auto decoded = base64_decode("");
     REQUIRE(decoded.has_value());
     CHECK(decoded->empty());
 }
 
-TEST_CASE("base64: one, two and three byte tails", "[codec][base64]") {
+TEST_CASE("go base64: one, two and three byte tails", "[codec][go][base64]") {
     CHECK(base64_encode("abcd") == "YWJjZA==");
     CHECK(base64_encode("abcde") == "YWJjZGU=");
     CHECK(base64_encode("abcdef") == "YWJjZGVm");
@@ -44,7 +45,7 @@ TEST_CASE("base64: one, two and three byte tails", "[codec][base64]") {
     CHECK(base64_decode("YWJjZGVm") == "abcdef"s);
 }
 
-TEST_CASE("base64: binary bytes", "[codec][base64]") {
+TEST_CASE("go base64: binary bytes", "[codec][go][base64]") {
     CHECK(base64_encode("\0"s) == "AA==");
     CHECK(base64_encode("\0\0\0"s) == "AAAA");
     CHECK(base64_encode("\xff"s) == "/w==");
@@ -73,7 +74,7 @@ TEST_CASE("base64: binary bytes", "[codec][base64]") {
     }
 }
 
-TEST_CASE("base64: large values encode on one line", "[codec][base64]") {
+TEST_CASE("go base64: large values encode on one line", "[codec][go][base64]") {
     const std::string big(100000, '\x5a');
     const std::string encoded = base64_encode(big);
     CHECK(encoded.size() == 133336);
@@ -82,7 +83,7 @@ TEST_CASE("base64: large values encode on one line", "[codec][base64]") {
     CHECK(base64_decode(encoded) == big);
 }
 
-TEST_CASE("base64: invalid length is rejected", "[codec][base64]") {
+TEST_CASE("go base64: invalid length is rejected", "[codec][go][base64]") {
     CHECK_FALSE(base64_decode("Z"));
     CHECK_FALSE(base64_decode("Zg"));
     CHECK_FALSE(base64_decode("Zg="));
@@ -91,7 +92,8 @@ TEST_CASE("base64: invalid length is rejected", "[codec][base64]") {
     CHECK_FALSE(base64_decode("Zm9vYg==="));
 }
 
-TEST_CASE("base64: characters outside the standard alphabet are rejected", "[codec][base64]") {
+TEST_CASE("go base64: characters outside the standard alphabet are rejected",
+          "[codec][go][base64]") {
     CHECK_FALSE(base64_decode("Zm9!"));
     CHECK_FALSE(base64_decode("Zm9-"));         // URL-safe alphabet
     CHECK_FALSE(base64_decode("Zm9_"));         // URL-safe alphabet
@@ -102,7 +104,7 @@ TEST_CASE("base64: characters outside the standard alphabet are rejected", "[cod
     CHECK_FALSE(base64_decode("    Zm9vYmFy")); // leading whitespace
 }
 
-TEST_CASE("base64: padding only at the end, at most two", "[codec][base64]") {
+TEST_CASE("go base64: padding only at the end, at most two", "[codec][go][base64]") {
     CHECK_FALSE(base64_decode("===="));
     CHECK_FALSE(base64_decode("Z==="));
     CHECK_FALSE(base64_decode("Zg=A"));
@@ -112,20 +114,21 @@ TEST_CASE("base64: padding only at the end, at most two", "[codec][base64]") {
     CHECK_FALSE(base64_decode("Zm8=Zm9v"));
 }
 
-TEST_CASE("base64: non-zero trailing bits are accepted, as Go's StdEncoding does",
-          "[codec][base64]") {
+TEST_CASE("go base64: non-zero trailing bits are accepted, as Go's StdEncoding does",
+          "[codec][go][base64]") {
     // Consul decodes with Go's non-strict StdEncoding, which ignores the unused bits.
     CHECK(base64_decode("Zh==") == "f"s);
     CHECK(base64_decode("Zm9=") == "fo"s);
 }
 
-TEST_CASE("base64: newlines anywhere are skipped, as Go's decoder skips them", "[codec][base64]") {
+TEST_CASE("go base64: newlines anywhere are skipped, as Go's decoder skips them",
+          "[codec][go][base64]") {
     CHECK(base64_decode("Zm9v\nYmFy") == "foobar"s);
     CHECK(base64_decode("\r\nZm\r9vYg=\n=\n") == "foob"s);
     CHECK(base64_decode("\n") == ""s);
 }
 
-TEST_CASE("base64: the offset of a failure is Go's CorruptInputError", "[codec][base64]") {
+TEST_CASE("go base64: the offset of a failure is Go's CorruptInputError", "[codec][go][base64]") {
     // The dev agent reports it as Consul does: "illegal base64 data at input byte N".
     const auto offset = [](std::string_view text) {
         std::size_t at = 12345;
@@ -140,4 +143,5 @@ TEST_CASE("base64: the offset of a failure is Go's CorruptInputError", "[codec][
     CHECK(offset("YQ==YQ==") == 4); // anything after the padding
     CHECK(offset("YWJj\nY") == 5);
     CHECK(offset("Zm9vYmF\n") == 5); // si - j, with the newline counted in si
+    CHECK(base64_error(5) == "illegal base64 data at input byte 5");
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// Go duration strings: parse_go_duration (time.ParseDuration), format_go_duration
+// Go duration strings: parse_duration (time.ParseDuration), format_duration
 // (Duration.String) and format_wait (the Go api client's ?wait= form).
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 #include "support/catch.hpp"
 
 #include <chrono>
@@ -9,9 +9,9 @@
 #include <limits>
 #include <string>
 
-using conclave::codec::format_go_duration;
-using conclave::codec::format_wait;
-using conclave::codec::parse_go_duration;
+using conclave::codec::go::format_duration;
+using conclave::codec::go::format_wait;
+using conclave::codec::go::parse_duration;
 using namespace std::chrono_literals;
 using std::chrono::nanoseconds;
 
@@ -19,7 +19,7 @@ namespace {
 
 // The parsed value, or a failure naming the error text.
 nanoseconds parsed(const std::string& text) {
-    auto r = parse_go_duration(text);
+    auto r = parse_duration(text);
     INFO("input: \"" << text << "\" error: " << r.error);
     REQUIRE(r.value.has_value());
     CHECK(r.error.empty());
@@ -27,7 +27,7 @@ nanoseconds parsed(const std::string& text) {
 }
 
 std::string parse_error(const std::string& text) {
-    auto r = parse_go_duration(text);
+    auto r = parse_duration(text);
     INFO("input: \"" << text << "\"");
     CHECK_FALSE(r.value.has_value());
     return r.error;
@@ -38,7 +38,7 @@ constexpr std::int64_t min_ns = std::numeric_limits<std::int64_t>::min();
 
 } // namespace
 
-TEST_CASE("parse_go_duration: every unit", "[codec][duration]") {
+TEST_CASE("go parse_duration: every unit", "[codec][go][duration]") {
     CHECK(parsed("7ns") == 7ns);
     CHECK(parsed("7us") == 7us);
     CHECK(parsed("7\xC2\xB5s") == 7us); // U+00B5 MICRO SIGN
@@ -49,7 +49,7 @@ TEST_CASE("parse_go_duration: every unit", "[codec][duration]") {
     CHECK(parsed("7h") == 7h);
 }
 
-TEST_CASE("parse_go_duration: zero and signs", "[codec][duration]") {
+TEST_CASE("go parse_duration: zero and signs", "[codec][go][duration]") {
     CHECK(parsed("0") == 0ns);
     CHECK(parsed("-0") == 0ns);
     CHECK(parsed("+0") == 0ns);
@@ -60,7 +60,7 @@ TEST_CASE("parse_go_duration: zero and signs", "[codec][duration]") {
     CHECK(parsed("-1h30m") == -90min); // the sign applies to the whole string
 }
 
-TEST_CASE("parse_go_duration: fractions and compound values", "[codec][duration]") {
+TEST_CASE("go parse_duration: fractions and compound values", "[codec][go][duration]") {
     CHECK(parsed("1.5s") == 1500ms);
     CHECK(parsed(".5s") == 500ms);
     CHECK(parsed("1.s") == 1s);
@@ -80,7 +80,7 @@ TEST_CASE("parse_go_duration: fractions and compound values", "[codec][duration]
     CHECK(parsed("007s") == 7s);
 }
 
-TEST_CASE("parse_go_duration: the int64 range, like Go", "[codec][duration]") {
+TEST_CASE("go parse_duration: the int64 range, like Go", "[codec][go][duration]") {
     CHECK(parsed("9223372036854775807ns") == nanoseconds{max_ns});
     CHECK(parsed("9223372036854775806ns") == nanoseconds{max_ns - 1});
     CHECK(parsed("-9223372036854775808ns") == nanoseconds{min_ns});
@@ -98,7 +98,7 @@ TEST_CASE("parse_go_duration: the int64 range, like Go", "[codec][duration]") {
           "time: invalid duration \"99999999999999999999x\"");
 }
 
-TEST_CASE("parse_go_duration: Go's error texts", "[codec][duration]") {
+TEST_CASE("go parse_duration: Go's error texts", "[codec][go][duration]") {
     CHECK(parse_error("abc") == "time: invalid duration \"abc\"");
     CHECK(parse_error("") == "time: invalid duration \"\"");
     CHECK(parse_error("-") == "time: invalid duration \"-\"");
@@ -118,7 +118,7 @@ TEST_CASE("parse_go_duration: Go's error texts", "[codec][duration]") {
     CHECK(parse_error("5s ") == "time: unknown unit \"s \" in duration \"5s \"");
 }
 
-TEST_CASE("parse_go_duration: error texts quote like Go's time.quote", "[codec][duration]") {
+TEST_CASE("go parse_duration: error texts quote like Go's time.quote", "[codec][go][duration]") {
     // Non-ASCII and control bytes appear as \xNN; quotes and backslashes are escaped.
     CHECK(parse_error("5\xC2\xB5") == R"(time: unknown unit "\xc2\xb5" in duration "5\xc2\xb5")");
     CHECK(parse_error("\t5s") == R"(time: invalid duration "\x095s")");
@@ -126,43 +126,43 @@ TEST_CASE("parse_go_duration: error texts quote like Go's time.quote", "[codec][
     CHECK(parse_error(R"(5\)") == R"(time: unknown unit "\\" in duration "5\\")");
 }
 
-TEST_CASE("format_go_duration: Go's Duration.String", "[codec][duration]") {
-    CHECK(format_go_duration(0ns) == "0s");
-    CHECK(format_go_duration(1ns) == "1ns");
-    CHECK(format_go_duration(500ns) == "500ns");
-    CHECK(format_go_duration(999ns) == "999ns");
-    CHECK(format_go_duration(1us) == "1\xC2\xB5s");
-    CHECK(format_go_duration(1500ns) == "1.5\xC2\xB5s");
-    CHECK(format_go_duration(1001ns) == "1.001\xC2\xB5s");
-    CHECK(format_go_duration(1ms) == "1ms");
-    CHECK(format_go_duration(500ms) == "500ms");
-    CHECK(format_go_duration(1500us) == "1.5ms");
-    CHECK(format_go_duration(1000001ns) == "1.000001ms");
-    CHECK(format_go_duration(1s) == "1s");
-    CHECK(format_go_duration(1500ms) == "1.5s");
-    CHECK(format_go_duration(1s + 1ns) == "1.000000001s");
-    CHECK(format_go_duration(15s) == "15s");
-    CHECK(format_go_duration(59s) == "59s");
-    CHECK(format_go_duration(1min) == "1m0s");
-    CHECK(format_go_duration(90s) == "1m30s");
-    CHECK(format_go_duration(1h) == "1h0m0s");
-    CHECK(format_go_duration(1h + 1s) == "1h0m1s");
-    CHECK(format_go_duration(90min) == "1h30m0s");
-    CHECK(format_go_duration(24h) == "24h0m0s");
-    CHECK(format_go_duration(3600s + 500ms) == "1h0m0.5s");
-    CHECK(format_go_duration(nanoseconds{max_ns}) == "2562047h47m16.854775807s");
+TEST_CASE("go format_duration: Go's Duration.String", "[codec][go][duration]") {
+    CHECK(format_duration(0ns) == "0s");
+    CHECK(format_duration(1ns) == "1ns");
+    CHECK(format_duration(500ns) == "500ns");
+    CHECK(format_duration(999ns) == "999ns");
+    CHECK(format_duration(1us) == "1\xC2\xB5s");
+    CHECK(format_duration(1500ns) == "1.5\xC2\xB5s");
+    CHECK(format_duration(1001ns) == "1.001\xC2\xB5s");
+    CHECK(format_duration(1ms) == "1ms");
+    CHECK(format_duration(500ms) == "500ms");
+    CHECK(format_duration(1500us) == "1.5ms");
+    CHECK(format_duration(1000001ns) == "1.000001ms");
+    CHECK(format_duration(1s) == "1s");
+    CHECK(format_duration(1500ms) == "1.5s");
+    CHECK(format_duration(1s + 1ns) == "1.000000001s");
+    CHECK(format_duration(15s) == "15s");
+    CHECK(format_duration(59s) == "59s");
+    CHECK(format_duration(1min) == "1m0s");
+    CHECK(format_duration(90s) == "1m30s");
+    CHECK(format_duration(1h) == "1h0m0s");
+    CHECK(format_duration(1h + 1s) == "1h0m1s");
+    CHECK(format_duration(90min) == "1h30m0s");
+    CHECK(format_duration(24h) == "24h0m0s");
+    CHECK(format_duration(3600s + 500ms) == "1h0m0.5s");
+    CHECK(format_duration(nanoseconds{max_ns}) == "2562047h47m16.854775807s");
 }
 
-TEST_CASE("format_go_duration: negative values", "[codec][duration]") {
-    CHECK(format_go_duration(-1ns) == "-1ns");
-    CHECK(format_go_duration(-1500ns) == "-1.5\xC2\xB5s");
-    CHECK(format_go_duration(-500ms) == "-500ms");
-    CHECK(format_go_duration(-1500ms) == "-1.5s");
-    CHECK(format_go_duration(-90min) == "-1h30m0s");
-    CHECK(format_go_duration(nanoseconds{min_ns}) == "-2562047h47m16.854775808s");
+TEST_CASE("go format_duration: negative values", "[codec][go][duration]") {
+    CHECK(format_duration(-1ns) == "-1ns");
+    CHECK(format_duration(-1500ns) == "-1.5\xC2\xB5s");
+    CHECK(format_duration(-500ms) == "-500ms");
+    CHECK(format_duration(-1500ms) == "-1.5s");
+    CHECK(format_duration(-90min) == "-1h30m0s");
+    CHECK(format_duration(nanoseconds{min_ns}) == "-2562047h47m16.854775808s");
 }
 
-TEST_CASE("format_go_duration and parse_go_duration round trip", "[codec][duration]") {
+TEST_CASE("go format_duration and parse_duration round trip", "[codec][go][duration]") {
     const nanoseconds values[] = {0ns,
                                   1ns,
                                   999ns,
@@ -180,13 +180,13 @@ TEST_CASE("format_go_duration and parse_go_duration round trip", "[codec][durati
                                   nanoseconds{max_ns},
                                   nanoseconds{min_ns}};
     for (auto d : values) {
-        const std::string text = format_go_duration(d);
+        const std::string text = format_duration(d);
         INFO(text);
         CHECK(parsed(text) == d);
     }
 }
 
-TEST_CASE("format_wait: integer milliseconds", "[codec][duration]") {
+TEST_CASE("go format_wait: integer milliseconds", "[codec][go][duration]") {
     CHECK(format_wait(15s) == "15000ms");
     CHECK(format_wait(5min) == "300000ms");
     CHECK(format_wait(250ms) == "250ms");

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/duration.hpp"
+#include "codec/go/duration.hpp"
 
 #include <cstdint>
 
-namespace conclave::codec {
+namespace conclave::codec::go {
 
 namespace {
 
@@ -52,7 +52,7 @@ bool is_digit(char c) {
 
 } // namespace
 
-duration_parse parse_go_duration(std::string_view text) {
+duration_parse parse_duration(std::string_view text) {
     const auto invalid = [&] {
         return duration_parse{std::nullopt, "time: invalid duration " + quoted(text)};
     };
@@ -146,7 +146,7 @@ void append_fixed(std::string& out, std::uint64_t v, int prec) {
 
 } // namespace
 
-std::string format_go_duration(std::chrono::nanoseconds d) {
+std::string format_duration(std::chrono::nanoseconds d) {
     const std::int64_t n = d.count();
     if (n == 0)
         return "0s";
@@ -185,4 +185,4 @@ std::string format_wait(std::chrono::nanoseconds d) {
     return std::to_string(ms) + "ms";
 }
 
-} // namespace conclave::codec
+} // namespace conclave::codec::go

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/base64.hpp"
+#include "codec/go/base64.hpp"
 
 #include <array>
 #include <openssl/evp.h>
 
-namespace conclave::codec {
+namespace conclave::codec::go {
 
 std::string base64_encode(std::string_view bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3), '\0');
@@ -95,4 +95,8 @@ std::optional<std::string> base64_decode(std::string_view src, std::size_t* erro
     }
 }
 
-} // namespace conclave::codec
+std::string base64_error(std::size_t offset) {
+    return "illegal base64 data at input byte " + std::to_string(offset);
+}
+
+} // namespace conclave::codec::go

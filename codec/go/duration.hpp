@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace conclave::codec {
+namespace conclave::codec::go {
 
 struct duration_parse {
     std::optional<std::chrono::nanoseconds> value;
@@ -15,13 +15,13 @@ struct duration_parse {
 };
 
 /// Parses like Go's time.ParseDuration (units ns, us, µs, ms, s, m, h; "0" allowed).
-duration_parse parse_go_duration(std::string_view text);
+duration_parse parse_duration(std::string_view text);
 
 /// Formats like Go's time.Duration.String(): "0s", "1.5s", "24h0m0s", "500ms", "1µs".
-std::string format_go_duration(std::chrono::nanoseconds d);
+std::string format_duration(std::chrono::nanoseconds d);
 
 /// The Go client's wire form of a blocking wait: integer milliseconds, "<n>ms"; a positive
 /// duration under 1 ms is sent as "1ms".
 std::string format_wait(std::chrono::nanoseconds d);
 
-} // namespace conclave::codec
+} // namespace conclave::codec::go

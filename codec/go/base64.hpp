@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace conclave::codec {
+namespace conclave::codec::go {
 
 std::string base64_encode(std::string_view bytes);
 
@@ -20,4 +20,7 @@ std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text,
                                          std::size_t* error_offset = nullptr);
 
-} // namespace conclave::codec
+/// CorruptInputError's text: "illegal base64 data at input byte N".
+std::string base64_error(std::size_t offset);
+
+} // namespace conclave::codec::go
