@@ -4,6 +4,7 @@
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
@@ -387,26 +388,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             break;
         case end::taken:
             break; // (the lease was made with the attempt's answer)
-        case end::failed:
-            if (action.session_gone) {
-                s->gone_on_server = true;
-                s->mark_lost(action.ec);
-            }
-            // (A lost session's reason is the one it was lost with first.)
-            if (!result.first)
-                result.first = action.ec && !action.session_gone ? action.ec : s->lost;
-            break;
-        case end::read_denied:
-            result.first = detail::read_denied(hub, diag);
-            break;
-        case end::write_denied:
-            result.first = detail::write_denied(l->key, diag);
-            break;
-        case end::timed_out:
-            break; // an empty result
         case end::cancelled:
             cancelled = true;
             break;
+        default: // failed, denied, out of time (not entered in line: result.first says why)
+            if (!result.first)
+                result.first = detail::error_of(action, *s, hub, l->key, diag);
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)

@@ -5,6 +5,7 @@
 #include "consul/spawn.hpp"
 #include "consul/txn_call.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
@@ -389,21 +390,12 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             break;
         case end::taken:
             break; // (the permit was made with the attempt's answer)
-        case end::failed:
-            if (!result.first)
-                result.first = action.ec ? action.ec : s->lost;
-            break;
-        case end::read_denied:
-            result.first = detail::read_denied(hub, diag);
-            break;
-        case end::write_denied:
-            result.first = detail::write_denied(sem->lock_key, diag);
-            break;
-        case end::timed_out:
-            break; // an empty result
         case end::cancelled:
             cancelled = true;
             break;
+        default: // failed, denied, out of time (not a contender: result.first says why)
+            if (!result.first)
+                result.first = detail::error_of(action, *s, hub, sem->lock_key, diag);
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
