@@ -9,21 +9,21 @@
 // once), as a socket delivers the stream in pieces; the rest is the connection's byte
 // stream. It is read as connection.cpp's read_response() reads it (the library's
 // response_parser fed from a buffer that keeps what a response left over), response after
-// response while the connection stays reusable, as on a keep-alive connection. Each body
-// goes to the decoder the client's endpoint calls (lib/consul/endpoints_*.cpp): codec's KV,
-// session and txn parsers and the semaphore record; a status the endpoint refuses goes to
-// status_error() (and missing_permission() for a 403). Decoded KV entries and semaphore
-// records must survive encoding and decoding again unchanged.
+// response while the connection stays reusable, as on a keep-alive connection. Each reply
+// goes to the decode step of the endpoint whose request it answers (lib/consul/endpoints/),
+// the code the client runs: with a status the endpoint refuses it reaches status_error()
+// (and missing_permission() for a 403). Decoded KV entries and semaphore records must
+// survive encoding and decoding again unchanged.
 #include "codec/json.hpp"
-#include "consul/client_impl.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
+#include "consul/endpoints/session.hpp"
 #include "http/response_parser.hpp"
 #include "recipes/semaphore/semaphore_record.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/json/monotonic_resource.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace {
 
@@ -106,63 +107,59 @@ enum class reply_kind {
     kv_list, // GET /v1/kv/<prefix>?recurse
     kv_keys, // GET /v1/kv/<prefix>?keys
     kv_raw,  // GET /v1/kv/<key>?raw
-    write,   // PUT/DELETE /v1/kv, PUT /v1/session/destroy: true or false
+    write,   // PUT /v1/kv/<key>: true or false (DELETE decodes the same)
     session_create,
-    session_list, // /v1/session/info, list, node, renew
+    session_list, // GET /v1/session/info/<id> (list and node decode the same)
     txn,
     leader,
     agent_self,
     semaphore, // a semaphore's KV list and its .lock record (recipes/semaphore)
+    session_renew,
+    session_destroy,
     count
 };
 
-api_call call_for(reply_kind kind, bool token_sent) {
-    api_call call;
-    call.token_sent = token_sent;
+// Calls f with the endpoint that sends the request a reply of `kind` answers.
+template <class F>
+void with_endpoint(reply_kind kind, F f) {
+    namespace ep = detail::endpoint;
     switch (kind) {
     case reply_kind::kv_get:
-    case reply_kind::kv_raw:
-        call.path = "/v1/kv/service/web%20app/leader";
-        call.one_entry = true;
-        break;
+        return f(ep::kv_get{"service/web app/leader", {}});
     case reply_kind::kv_list:
     case reply_kind::semaphore:
-        call.path = "/v1/kv/service/web/";
-        call.flag("recurse");
-        break;
+        return f(ep::kv_list{"service/web/", {}});
     case reply_kind::kv_keys:
-        call.path = "/v1/kv/service/";
-        call.flag("keys");
-        call.param("separator", "/");
-        break;
+        return f(ep::kv_keys{"service/", kv_keys_options{}.with_separator("/")});
+    case reply_kind::kv_raw:
+        return f(ep::kv_get_raw{"service/web app/leader", {}});
     case reply_kind::write:
-        call.method = bhttp::verb::put;
-        call.path = "/v1/kv/service/web/.lock";
-        call.one_entry = true;
-        break;
+        return f(ep::kv_put{"service/web/.lock", "", {}});
     case reply_kind::session_create:
-        call.method = bhttp::verb::put;
-        call.path = "/v1/session/create";
-        call.one_entry = true;
-        break;
+        return f(ep::session_create{{}});
     case reply_kind::session_list:
-        call.path = "/v1/session/info/adf4238a-882b-9ddc-4a9d-5b6758e4159e";
-        call.one_entry = true;
-        break;
+        return f(ep::session_info{"adf4238a-882b-9ddc-4a9d-5b6758e4159e", {}});
     case reply_kind::txn:
-        call.method = bhttp::verb::put;
-        call.path = "/v1/txn";
-        break;
+        return f(ep::txn{{txn_op::get("service/web/.lock")}, {}});
     case reply_kind::leader:
-        call.path = "/v1/status/leader";
-        call.one_entry = true;
-        break;
+        return f(ep::status_leader{{}});
     case reply_kind::agent_self:
     case reply_kind::count:
-        call.path = "/v1/agent/self";
-        call.one_entry = true;
-        break;
+        return f(ep::agent_self{{}});
+    case reply_kind::session_renew:
+        return f(ep::session_renew{"adf4238a-882b-9ddc-4a9d-5b6758e4159e", {}});
+    case reply_kind::session_destroy:
+        return f(ep::session_destroy{"adf4238a-882b-9ddc-4a9d-5b6758e4159e", {}});
     }
+}
+
+// The request the endpoint of `kind` sends (its body limit depends on it).
+api_call request_for(reply_kind kind) {
+    api_call call;
+    with_endpoint(kind, [&](auto e) {
+        if (e.build(call))
+            fail("the fuzzer's own request was refused");
+    });
     return call;
 }
 
@@ -176,140 +173,45 @@ void check_round_trip(const std::vector<kv_entry>& entries) {
         fail("KV entries changed through kv_entry_to_json and parse_kv_entries");
 }
 
-// endpoints_session.cpp's parse_sessions() (in an unnamed namespace there).
-bool parse_sessions(const std::string& body, std::vector<session_entry>& out) {
-    error_code ec;
-    unsigned char scratch[codec::parse_scratch_size];
-    json::monotonic_resource mr(scratch, sizeof scratch);
-    auto v = json::parse(body, ec, &mr);
-    if (ec)
-        return false;
-    if (v.is_null())
-        return true;
-    if (!v.is_array())
-        return false;
-    for (const auto& item : v.get_array()) {
-        session_entry s;
-        if (!codec::session_entry_from_json(item, s))
-            return false;
-        out.push_back(std::move(s));
+// The semaphore's view of a KV list: each `.lock` record decodes, prunes against the list
+// and survives encoding and decoding again.
+void check_semaphore(const std::vector<kv_entry>& entries) {
+    for (const auto& e : entries) {
+        if (!e.key.ends_with("/.lock"))
+            continue;
+        auto record = detail::semaphore_record::decode(e.value, 3);
+        if (!record)
+            continue;
+        record->prune(entries);
+        const auto again = detail::semaphore_record::decode(record->encode(), 0);
+        if (!again || again->limit != record->limit || again->holders != record->holders)
+            fail("semaphore record changed through encode and decode");
     }
-    return true;
 }
 
-// What the endpoint does with a reply (the decode steps of endpoints_*.cpp; the JSON-only
-// ones of status_leader, agent_self, session_create and kv_keys are repeated here).
-// True when the endpoint would return a result (not an error).
-bool decode(reply_kind kind, const api_call& call, const response& reply) {
+// What the endpoint of `kind` makes of a reply (its decode, with the diagnostics a caller
+// would get), and what its result must survive. True when it is a result, not an error.
+bool decode(reply_kind kind, const api_call& request, response& reply) {
     diagnostics diag;
-    api_call with_diag = call;
-    with_diag.diag = &diag;
-    const bool not_found_ok = kind == reply_kind::kv_get || kind == reply_kind::kv_list ||
-                              kind == reply_kind::kv_keys || kind == reply_kind::kv_raw ||
-                              kind == reply_kind::semaphore;
-    if (reply.status == 404 && not_found_ok)
-        return true;
-    if (reply.status != 200 && !(kind == reply_kind::txn && reply.status == 409)) {
-        detail::status_error(with_diag, reply);
-        return false;
-    }
-    const std::string& body = reply.body;
-    error_code ec;
+    api_call call = request;
+    call.diag = &diag;
     bool ok = false;
-    switch (kind) {
-    case reply_kind::kv_get:
-    case reply_kind::kv_list: {
-        std::vector<kv_entry> entries;
-        ok = codec::parse_kv_entries(body, entries) &&
-             (kind == reply_kind::kv_list || entries.size() == 1);
-        if (ok)
-            check_round_trip(entries);
-        break;
-    }
-    case reply_kind::kv_keys: {
-        auto v = json::parse(body, ec);
-        ok = !ec && v.is_array();
-        if (ok) {
-            std::vector<std::string> keys;
-            for (const auto& k : v.get_array())
-                if ((ok = k.is_string()))
-                    keys.emplace_back(k.get_string());
-                else
-                    break;
+    with_endpoint(kind, [&](auto e) {
+        auto [ec, result] = e.decode(call, reply);
+        if ((ok = !ec)) {
+            using result_type = decltype(result);
+            if constexpr (std::is_same_v<result_type, kv_get_result>) {
+                if (result.entry)
+                    check_round_trip({*result.entry});
+            } else if constexpr (std::is_same_v<result_type, kv_list_result>) {
+                check_round_trip(result.entries);
+                if (kind == reply_kind::semaphore)
+                    check_semaphore(result.entries);
+            } else if constexpr (std::is_same_v<result_type, txn_result>) {
+                check_round_trip(result.results);
+            }
         }
-        break;
-    }
-    case reply_kind::kv_raw:
-        ok = true; // the body is the value
-        break;
-    case reply_kind::write: {
-        std::string_view b = body;
-        while (!b.empty() && (b.back() == '\n' || b.back() == ' '))
-            b.remove_suffix(1);
-        ok = b == "true" || b == "false";
-        if (!ok)
-            detail::parse_error(with_diag, "expected true or false");
-        break;
-    }
-    case reply_kind::session_create: {
-        auto v = json::parse(body, ec);
-        if (!ec && v.is_object())
-            if (const auto* id = v.get_object().if_contains("ID"); id && id->is_string())
-                ok = !std::string(id->get_string()).empty();
-        break;
-    }
-    case reply_kind::session_list: {
-        std::vector<session_entry> sessions;
-        ok = parse_sessions(body, sessions);
-        break;
-    }
-    case reply_kind::txn: {
-        txn_result r;
-        r.committed = reply.status == 200;
-        r.meta = reply.meta;
-        ok = codec::parse_txn_reply(body, r);
-        if (ok)
-            check_round_trip(r.results);
-        break;
-    }
-    case reply_kind::leader: {
-        auto v = json::parse(body, ec);
-        ok = !ec && v.is_string();
-        if (ok)
-            (void)std::string(v.get_string());
-        break;
-    }
-    case reply_kind::agent_self: {
-        auto v = json::parse(body, ec);
-        const json::value* cfg =
-            !ec && v.is_object() ? v.get_object().if_contains("Config") : nullptr;
-        ok = cfg && cfg->is_object();
-        if (ok)
-            for (const auto* name : {"NodeName", "Datacenter", "Version"})
-                if (const auto* f = cfg->get_object().if_contains(name); f && f->is_string())
-                    (void)std::string(f->get_string());
-        break;
-    }
-    case reply_kind::semaphore: {
-        std::vector<kv_entry> entries;
-        if (!(ok = codec::parse_kv_entries(body, entries)))
-            break;
-        for (const auto& e : entries) {
-            if (!e.key.ends_with("/.lock"))
-                continue;
-            auto record = detail::semaphore_record::decode(e.value, 3);
-            if (!(ok = record.has_value()))
-                continue;
-            record->prune(entries);
-            const auto again = detail::semaphore_record::decode(record->encode(), 0);
-            if (!again || again->limit != record->limit || again->holders != record->holders)
-                fail("semaphore record changed through encode and decode");
-        }
-        break;
-    }
-    case reply_kind::count:
-        break;
-    }
+    });
     return ok;
 }
 
@@ -321,7 +223,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto kind = static_cast<reply_kind>((data[0] & 0x7f) % unsigned(reply_kind::count));
     const bool token_sent = (data[0] & 0x80) != 0;
     byte_stream in{data + 2, size - 2, data[1]};
-    const api_call call = call_for(kind, token_sent);
+    api_call call = request_for(kind);
+    call.token_sent = token_sent;
     const std::size_t body_limit = call.one_entry ? entry_body_limit : list_body_limit;
 
     boost::beast::flat_buffer buffer; // the connection's, kept from one response to the next

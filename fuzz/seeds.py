@@ -43,7 +43,7 @@ CONNECTION = b"\n--next-connection--\n"
 
 # fuzz_client_response.cpp's reply_kind, in order.
 KV_GET, KV_LIST, KV_KEYS, KV_RAW, WRITE, SESSION_CREATE, SESSION_LIST, TXN, LEADER, \
-    AGENT_SELF, SEMAPHORE = range(11)
+    AGENT_SELF, SEMAPHORE, SESSION_RENEW, SESSION_DESTROY = range(13)
 READ_SIZES = [0, 0, 1, 13, 100]
 
 
@@ -60,7 +60,9 @@ def reply_kind(method, target):
     if path == "/v1/session/create":
         return SESSION_CREATE
     if path.startswith("/v1/session/destroy/"):
-        return WRITE
+        return SESSION_DESTROY
+    if path.startswith("/v1/session/renew/"):
+        return SESSION_RENEW
     if path.startswith("/v1/session/"):
         return SESSION_LIST
     if path == "/v1/txn":

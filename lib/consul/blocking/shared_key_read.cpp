@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "codec/json.hpp"
 #include "consul/blocking/shared_key_read.hpp"
 #include "consul/blocking/stall_pacing.hpp"
+#include "consul/endpoints/kv.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -164,9 +164,6 @@ private:
 
     asio::awaitable<void> loop() {
         while (!readers_.empty()) {
-            api_call call;
-            call.path = *kv_path(folder_, false); // (checked with the key)
-            call.flag("recurse");
             query_options q;
             if (snapshot_) {
                 q.index = index_;
@@ -179,7 +176,9 @@ private:
             q.datacenter = datacenter_;
             diag_ = {};
             q.diag = &diag_;
-            apply_query(call, q);
+            endpoint::kv_list read{folder_, q};
+            api_call call;
+            read.build(call); // (the folder was checked with the key)
             const auto started = clock::now();
             auto [ec, reply] = co_await client_->send(call);
             auto cs = co_await asio::this_coro::cancellation_state;
@@ -189,16 +188,15 @@ private:
                 if (ec == asio::error::operation_aborted)
                     continue;
             }
-            if (!ec && reply.status != 200 && reply.status != 404)
-                ec = status_error(call, reply);
+            kv_list_result list;
+            if (!ec)
+                std::tie(ec, list) = read.decode(call, reply);
             if (ec && folder_only_failure(ec, reply.status)) {
                 client_->unshareable_folders.insert(folder_);
                 end_all(shared_read::outcome::not_shareable, ec);
                 co_return;
             }
-            std::vector<kv_entry> entries;
-            if (!ec && reply.status == 200 && !codec::parse_kv_entries(reply.body, entries))
-                ec = parse_error(call, "bad KV list");
+            std::vector<kv_entry>& entries = list.entries;
             if (ec) {
                 // The readers report it as their own read would, and their callers' loops
                 // decide what comes next; a new query then starts from a plain read.

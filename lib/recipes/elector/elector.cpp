@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // elector: campaign (a lock acquire), lead (the task raced against the lost signal and
 // resign requests), step down (release after the task returned), leader discovery.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
 #include "observe/report.hpp"
 #include "recipes/common/deadline.hpp"
@@ -423,7 +425,8 @@ asio::awaitable<error_code> resign(std::shared_ptr<elector_state> E,
 }
 
 asio::awaitable<leader_result> current_leader(std::shared_ptr<elector_state> E) {
-    auto [ec, r] = co_await E->consul.async_kv_get(E->key, query_options{}, tuple_awaitable);
+    auto [ec, r] =
+        co_await detail::call(E->consul, detail::endpoint::kv_get{E->key, query_options{}});
     if (ec)
         co_return leader_result{ec, std::nullopt};
     co_return leader_of(r.entry);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // conclave::fence and async_fenced_put: the resource side of fencing tokens.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
-#include "consul/txn_call.hpp"
 #include "recipes/common/cas_race_backoff.hpp"
 #include "recipes/common/deadline.hpp"
 
@@ -60,8 +62,8 @@ struct fenced_write {
 // One read and one transaction. Empty when another writer came between (try again).
 asio::awaitable<std::optional<error_code>>
 try_fenced_put(client& c, const fenced_write& w, clock::time_point until, diagnostics* diag) {
-    auto get = c.async_kv_get(w.key, query_options{}, asio::deferred);
-    auto [read_error, read] = co_await detail::with_deadline<kv_get_result>(std::move(get), until);
+    auto [read_error, read] =
+        co_await detail::call(c, detail::endpoint::kv_get{w.key, query_options{}}, until);
     if (read_error)
         co_return read_error;
     const auto& current = read.entry;
@@ -81,7 +83,7 @@ try_fenced_put(client& c, const fenced_write& w, clock::time_point until, diagno
     std::vector<txn_op> ops;
     ops.push_back(txn_op::check_session(w.lock_key, w.session));
     ops.push_back(txn_op::cas(w.key, w.value, current ? current->modify_index : 0, w.index));
-    auto [ec, t] = co_await detail::txn_call(c, std::move(ops), until);
+    auto [ec, t] = co_await detail::call(c, detail::endpoint::txn{std::move(ops), {}}, until);
     if (ec)
         co_return ec;
     if (t.committed)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSL-1.0
 // lock: the acquire loop (one txn per attempt, waits on the key, lock-delay backoff),
 // try-acquire with one budget, and destroy.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
-#include "consul/txn_call.hpp"
 #include "observe/report.hpp"
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
@@ -72,7 +74,8 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
     auto until = deadline;
     if (until)
         until = std::max(*until, clock::now() + detail::minimum_attempt_time);
-    auto [ec, t] = co_await detail::txn_call(hub.consul, std::move(ops), until);
+    auto [ec, t] =
+        co_await detail::call(hub.consul, detail::endpoint::txn{std::move(ops), {}}, until);
     if (ec)
         co_return ec;
     if (!t.committed || t.results.empty()) {
@@ -100,11 +103,12 @@ asio::awaitable<void> dequeue(std::shared_ptr<lock_state> l, const detail::hub_w
     if (!has_lease)
         ops.push_back(txn_op::check_index(me.contender_key, me.contender_index));
     ops.push_back(txn_op::remove(me.contender_key));
-    auto [dec, t] = co_await detail::txn_call(l->consul, std::move(ops), until);
+    auto [dec, t] =
+        co_await detail::call(l->consul, detail::endpoint::txn{std::move(ops), {}}, until);
     if (has_lease || (!dec && t.committed))
         co_return;
-    auto get = l->consul.async_kv_get(l->key, query_options{}, asio::deferred);
-    auto [ec, r] = co_await detail::with_deadline<kv_get_result>(std::move(get), until);
+    auto [ec, r] =
+        co_await detail::call(l->consul, detail::endpoint::kv_get{l->key, query_options{}}, until);
     if (ec || (r.entry && r.entry->session == me.session->id && r.entry->flags == lock_flag_value))
         co_await detail::release_for(l->hub, me.session->id, l->opts.value,
                                      l->opts.cleanup_timeout);
@@ -207,7 +211,8 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
     // The one attempt a spent budget still allows gets a little time.
     if (deadline)
         deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-    auto outcome = co_await detail::txn_call(l.consul, std::move(ops), deadline);
+    auto outcome =
+        co_await detail::call(l.consul, detail::endpoint::txn{std::move(ops), {}}, deadline);
     auto& results = outcome.second.results;
     if (!outcome.first && outcome.second.committed) {
         // Results come only from check-index (the key before) and the lock: the lock's is
@@ -422,17 +427,17 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
 }
 
 asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
-    auto [ec, r] = co_await l->consul.async_kv_get(l->key, query_options{},
-                                                   asio::as_tuple(asio::use_awaitable));
+    auto [ec, r] =
+        co_await detail::call(l->consul, detail::endpoint::kv_get{l->key, query_options{}});
     if (ec)
         co_return ec;
     if (!r.entry)
         co_return error_code{};
     if (r.entry->flags != lock_flag_value || !r.entry->session.empty())
         co_return make_error_code(errc::conflict); // Go: ErrLockConflict / ErrLockInUse
-    auto [dec, deleted] = co_await l->consul.async_kv_delete(
-        l->key, kv_delete_options{}.with_cas(r.entry->modify_index),
-        asio::as_tuple(asio::use_awaitable));
+    auto [dec, deleted] = co_await detail::call(
+        l->consul,
+        detail::endpoint::kv_delete{l->key, kv_delete_options{}.with_cas(r.entry->modify_index)});
     if (dec)
         co_return dec;
     co_return deleted ? error_code{} : make_error_code(errc::conflict);

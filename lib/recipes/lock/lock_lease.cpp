@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 // lock_lease: the lost signal (key watch, session loss, local deadline), release and
 // guarded writes.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
 #include "consul/spawn.hpp"
-#include "consul/txn_call.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
 #include "recipes/common/health_wait.hpp"
 #include "recipes/lock/lock_release.hpp"
@@ -24,7 +25,8 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<l
     if (L->lost || L->released)
         co_return result{make_error_code(errc::lock_lost), txn_result{}};
     ops.insert(ops.begin(), txn_op::check_session(L->token.key, L->token.session));
-    auto [ec, t] = co_await detail::txn_call(L->lock->consul, std::move(ops));
+    auto [ec, t] =
+        co_await detail::call(L->lock->consul, detail::endpoint::txn{std::move(ops), {}});
     if (ec)
         co_return result{ec, txn_result{}};
     if (!t.committed) {

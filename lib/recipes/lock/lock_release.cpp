@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // Releasing a lock key, with the direct handoff to the next local waiter.
-#include "consul/txn_call.hpp"
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
 #include "recipes/lock/lock_release.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -16,7 +17,8 @@ asio::awaitable<void> release_for(std::shared_ptr<key_hub> hub, std::string sess
                                   std::string value, std::chrono::milliseconds timeout) {
     std::vector<txn_op> ops{
         txn_op::unlock(hub->key, std::move(session), std::move(value), lock_flag_value)};
-    auto [ec, t] = co_await txn_call(hub->consul, std::move(ops), clock::now() + timeout);
+    auto [ec, t] =
+        co_await call(hub->consul, endpoint::txn{std::move(ops), {}}, clock::now() + timeout);
     if (!ec && t.committed && !t.results.empty())
         hub->saw_write(t.results.front());
     else
@@ -176,8 +178,8 @@ asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool h
         // The end of a turn: our waiters hold back from now on (the blocking read that
         // was waiting may bring them the release before its own answer comes).
         yield_scope yielding{turn_over ? &*hub : nullptr};
-        outcome = co_await txn_call(lock.consul, std::move(ops),
-                                    sent + lock.consul.config().request_timeout);
+        outcome = co_await call(lock.consul, endpoint::txn{std::move(ops), {}},
+                                sent + lock.consul.config().request_timeout);
         if (turn_over && !outcome.first && outcome.second.committed) {
             // Waiters elsewhere learn of the release about when we do; their acquire
             // then takes about as long as the release did. Ours hold back for both

@@ -2,8 +2,10 @@
 // semaphore: the acquire loop (contender key, then a place in the prefix's hub: only the
 // front waiter tries, adding as many queued local waiters as fit in one CAS on `.lock`),
 // permit monitoring through the hub's shared query, try-acquire with one budget, destroy.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
-#include "consul/txn_call.hpp"
 #include "observe/report.hpp"
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
@@ -96,9 +98,10 @@ asio::awaitable<error_code> delete_contender(std::shared_ptr<semaphore_state> se
                                              std::string session, clock::time_point deadline) {
     // A bound through the request itself, not a racing timer: a write that was sent is
     // finished before a cancellation is reported (see client::send), a timeout is not.
-    auto [ec, ok] = co_await sem->consul.async_kv_delete(
-        sem->contender_key(session), kv_delete_options{}.with_timeout(detail::time_left(deadline)),
-        asio::as_tuple(asio::deferred));
+    auto [ec, ok] = co_await detail::call(
+        sem->consul,
+        detail::endpoint::kv_delete{sem->contender_key(session),
+                                    kv_delete_options{}.with_timeout(detail::time_left(deadline))});
     (void)ok;
     co_return ec;
 }
@@ -117,8 +120,8 @@ asio::awaitable<error_code> write_contender(semaphore_state& sem, session_state&
     if (deadline)
         options.with_timeout(
             detail::time_left(std::max(*deadline, clock::now() + detail::minimum_attempt_time)));
-    auto [ec, made] = co_await sem.consul.async_kv_put(sem.contender_key(s.id), sem.opts.value,
-                                                       options, asio::as_tuple(asio::deferred));
+    auto [ec, made] = co_await detail::call(
+        sem.consul, detail::endpoint::kv_put{sem.contender_key(s.id), sem.opts.value, options});
     if (diag)
         *diag = said;
     if (ec == errc::server_error &&
@@ -343,8 +346,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                     if (deadline)
                         attempt_deadline =
                             std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-                    outcome =
-                        co_await detail::txn_call(sem->consul, std::move(ops), attempt_deadline);
+                    outcome = co_await detail::call(
+                        sem->consul, detail::endpoint::txn{std::move(ops), {}}, attempt_deadline);
                     auto& [tec, t] = outcome;
                     if (!tec && t.committed && !t.results.empty())
                         batch.granted(t.results.back().modify_index);
@@ -439,8 +442,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
 // holders (removed, or pruned because our contender key vanished), when `.lock` conflicts,
 // or when the query failed more than monitor_retries times in a row.
 asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
-    auto [ec, list] = co_await sem->consul.async_kv_list(detail::join_key(sem->prefix, ""),
-                                                         query_options{}, use_tuple);
+    auto [ec, list] = co_await detail::call(
+        sem->consul, detail::endpoint::kv_list{detail::join_key(sem->prefix, ""), query_options{}});
     if (ec)
         co_return ec;
     const kv_entry* lock = nullptr;
@@ -454,8 +457,9 @@ asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
         co_return r.ec;
     if (!r.record.holders.empty())
         co_return make_error_code(errc::conflict); // Go: ErrSemaphoreInUse
-    auto [dec, deleted] = co_await sem->consul.async_kv_delete(
-        sem->lock_key, kv_delete_options{}.with_cas(r.lock_modify_index), use_tuple);
+    auto [dec, deleted] = co_await detail::call(
+        sem->consul, detail::endpoint::kv_delete{
+                         sem->lock_key, kv_delete_options{}.with_cas(r.lock_modify_index)});
     if (dec)
         co_return dec;
     co_return deleted ? error_code{} : make_error_code(errc::conflict);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Adding local waiters to the holders in someone else's transaction, and leaving them.
-#include "consul/txn_call.hpp"
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/semaphore/semaphore_handoff.hpp"
 #include "recipes/semaphore/semaphore_state.hpp"
@@ -23,8 +25,8 @@ asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_hub> hub, st
     const clearing_scope clearing{*hub, session};
     cas_race_backoff race;
     while (clock::now() < deadline) {
-        auto op = hub->consul.async_kv_get(hub->lock_key, query_options{}, asio::deferred);
-        auto [ec, r] = co_await with_deadline<kv_get_result>(std::move(op), deadline);
+        auto [ec, r] =
+            co_await call(hub->consul, endpoint::kv_get{hub->lock_key, query_options{}}, deadline);
         if (ec)
             co_return ec;
         if (!r.entry || r.entry->flags != semaphore_flag_value)
@@ -34,7 +36,7 @@ asio::awaitable<error_code> leave_holders(std::shared_ptr<semaphore_hub> hub, st
             co_return error_code{};
         std::vector<txn_op> ops{txn_op::cas(hub->lock_key, record->encode(), r.entry->modify_index,
                                             semaphore_flag_value)};
-        auto [tec, t] = co_await txn_call(hub->consul, std::move(ops), deadline);
+        auto [tec, t] = co_await call(hub->consul, endpoint::txn{std::move(ops), {}}, deadline);
         if (tec)
             co_return tec;
         if (t.committed)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 // Releasing a permit, with the direct handoff to the next local waiter.
-#include "consul/txn_call.hpp"
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/semaphore/semaphore_handoff.hpp"
 #include "recipes/semaphore/semaphore_release.hpp"
@@ -23,8 +25,8 @@ current_lock(semaphore_hub& hub, bool may_use_hub, clock::time_point deadline) {
         const kv_entry* e = hub.lock_entry();
         co_return result{error_code{}, e ? std::optional<kv_entry>{*e} : std::nullopt};
     }
-    auto op = hub.consul.async_kv_get(hub.lock_key, query_options{}, asio::deferred);
-    auto [ec, r] = co_await with_deadline<kv_get_result>(std::move(op), deadline);
+    auto [ec, r] =
+        co_await call(hub.consul, endpoint::kv_get{hub.lock_key, query_options{}}, deadline);
     co_return result{ec, std::move(r.entry)};
 }
 
@@ -55,9 +57,9 @@ asio::awaitable<void> delete_unused_contender(semaphore_state& sem, const std::s
     if (hub.waits_here(session) || hub.held_here_by(session))
         co_return;
     const clearing_scope clearing{hub, session};
-    auto [ec, deleted] = co_await sem.consul.async_kv_delete(
-        sem.contender_key(session), kv_delete_options{}.with_timeout(time_left(until)),
-        asio::as_tuple(asio::deferred));
+    auto [ec, deleted] = co_await call(
+        sem.consul, endpoint::kv_delete{sem.contender_key(session),
+                                        kv_delete_options{}.with_timeout(time_left(until))});
     (void)ec; // (a key left behind ends with its session)
     (void)deleted;
 }
@@ -128,7 +130,7 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
             // A waiter of our session arriving meanwhile writes its contender key after
             // our delete, not before it.
             const clearing_scope clearing{*hub, keep_contender ? std::string{} : me};
-            outcome = co_await txn_call(sem.consul, std::move(ops), until);
+            outcome = co_await call(sem.consul, endpoint::txn{std::move(ops), {}}, until);
             auto& [tec, t] = outcome;
             if (!tec && t.committed && listed && !t.results.empty())
                 batch.granted(t.results.back().modify_index);

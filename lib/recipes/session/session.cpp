@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/session.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/health_wait.hpp"
@@ -26,8 +28,8 @@ namespace {
 // so this is safe to repeat.
 asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
                                               std::chrono::milliseconds timeout) {
-    auto [ec, ok] = co_await consul.async_session_destroy(id, write_options{}.with_timeout(timeout),
-                                                          asio::as_tuple(asio::deferred));
+    auto [ec, ok] = co_await detail::call(
+        consul, detail::endpoint::session_destroy{id, write_options{}.with_timeout(timeout)});
     (void)ok;
     co_return ec;
 }
@@ -50,7 +52,7 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     o.node_checks = cfg.node_checks; // empty: explicitly none
     // The deadline counts from before the request: Consul started the TTL later than this.
     const auto start = clock::now();
-    auto [ec, id] = co_await consul.async_session_create(o, asio::as_tuple(asio::deferred));
+    auto [ec, id] = co_await detail::call(consul, detail::endpoint::session_create{o});
     if (ec)
         co_return result{ec, session{}};
     detail::log_line(detail::log_of(consul), log_level::info, "session ", id, " created (TTL ",
@@ -111,8 +113,8 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 continue;
             }
             const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
-            auto op = s->consul.async_session_renew(s->id, write_options{}, asio::deferred);
-            auto renewal = detail::with_deadline<session_entry>(std::move(op), now + budget);
+            auto renewal = detail::call(
+                s->consul, detail::endpoint::session_renew{s->id, write_options{}}, now + budget);
             auto raced = co_await (std::move(renewal) || report_when_late(s));
             auto [ec, entry] = std::get<0>(std::move(raced));
             // Stopped during the renewal: neither a failed renewal nor jeopardy.

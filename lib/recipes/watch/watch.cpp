@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "consul/endpoint.hpp"
+#include "consul/read_key.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/watch/watch_policy.hpp"
 
@@ -61,7 +63,7 @@ asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s, diagnostics* diag
     fetched f;
     switch (s->target.what()) {
     case watch_target::kind::key: {
-        auto [ec, r] = co_await s->consul.async_kv_get(path, q, asio::as_tuple(asio::deferred));
+        auto [ec, r] = co_await detail::read_key(s->consul, detail::endpoint::kv_get{path, q});
         f.ec = ec;
         if (r.entry)
             f.entries.push_back(std::move(*r.entry));
@@ -69,7 +71,7 @@ asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s, diagnostics* diag
         break;
     }
     case watch_target::kind::prefix: {
-        auto [ec, r] = co_await s->consul.async_kv_list(path, q, asio::as_tuple(asio::deferred));
+        auto [ec, r] = co_await detail::call(s->consul, detail::endpoint::kv_list{path, q});
         f.ec = ec;
         f.entries = std::move(r.entries);
         f.meta = r.meta;
@@ -79,7 +81,7 @@ asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s, diagnostics* diag
         kv_keys_options o;
         o.query = q;
         o.separator = s->target.separator();
-        auto [ec, r] = co_await s->consul.async_kv_keys(path, o, asio::as_tuple(asio::deferred));
+        auto [ec, r] = co_await detail::call(s->consul, detail::endpoint::kv_keys{path, o});
         f.ec = ec;
         f.keys = std::move(r.keys);
         f.meta = r.meta;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
-// detail::txn_call, the recipes' way to send a transaction: its deadline and cancellation.
-#include "consul/txn_call.hpp"
+// detail::call, the one way the public API and the recipes call an endpoint: its deadline and
+// cancellation.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/kv.hpp"
 #include "scripted_server.hpp"
 #include "support/cancel_after.hpp"
 #include "support/catch.hpp"
@@ -27,13 +30,13 @@ scripted_reply hang(const received_request&) {
     return r;
 }
 
-std::vector<txn_op> one_get() {
-    return {txn_op::get("k")};
+detail::endpoint::txn one_get() {
+    return detail::endpoint::txn{{txn_op::get("k")}, txn_options{}};
 }
 
 } // namespace
 
-TEST_CASE("txn_call: a deadline before the request timeout ends the request with errc::timeout",
+TEST_CASE("endpoint call: a deadline before the request timeout ends a write with errc::timeout",
           "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, hang};
@@ -43,7 +46,7 @@ TEST_CASE("txn_call: a deadline before the request timeout ends the request with
     client c{ioc.get_executor(), cfg};
     auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
         const auto start = std::chrono::steady_clock::now();
-        auto [ec, t] = co_await detail::txn_call(c, one_get(), start + 200ms);
+        auto [ec, t] = co_await detail::call(c, one_get(), start + 200ms);
         co_return std::pair{ec, std::chrono::steady_clock::now() - start};
     };
     auto [ec, took] = run(ioc, scenario());
@@ -52,9 +55,58 @@ TEST_CASE("txn_call: a deadline before the request timeout ends the request with
     CHECK(took < 5s);
 }
 
+TEST_CASE("endpoint call: a deadline ends a read with errc::timeout", "[http]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = 20s;
+    client c{ioc.get_executor(), cfg};
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, r] =
+            co_await detail::call(c, detail::endpoint::kv_get{"k", query_options{}}, start + 200ms);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    auto [ec, took] = run(ioc, scenario());
+    CHECK(ec == errc::timeout);
+    CHECK(took >= 150ms);
+    CHECK(took < 5s);
+}
+
+// A read abandoned by its caller ends at once: nothing was written that needs finishing.
+TEST_CASE("endpoint call: cancelling a read completes with operation_aborted at once",
+          "[http][cancel]") {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = 20s;
+    client c{ioc.get_executor(), cfg};
+    cancel_after cancel{ioc.get_executor(), 100ms};
+    std::optional<error_code> outcome;
+    bool threw = false;
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<error_code> {
+            auto [ec, r] = co_await detail::call(c, detail::endpoint::kv_get{"k", query_options{}});
+            co_return ec;
+        },
+        cancel.bind([&](std::exception_ptr e, error_code ec) {
+            threw = e != nullptr;
+            outcome = ec;
+        }));
+    run_until(
+        ioc, [&] { return outcome.has_value(); }, 10s); // well before the request timeout
+    cancel.disarm();
+    REQUIRE(outcome);
+    CHECK_FALSE(threw);
+    CHECK(*outcome == asio::error::operation_aborted);
+}
+
 // A transaction is a write: once sent it is finished first (here: the server never answers,
 // so until the request timeout), then the cancellation is reported.
-TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not a throw",
+TEST_CASE("endpoint call: cancelling a write completes with operation_aborted, not a throw",
           "[http]") {
     asio::io_context ioc;
     scripted_server server{ioc, hang};
@@ -68,7 +120,7 @@ TEST_CASE("txn_call: cancelling the caller completes with operation_aborted, not
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<error_code> {
-            auto [ec, t] = co_await detail::txn_call(c, one_get());
+            auto [ec, t] = co_await detail::call(c, one_get());
             co_return ec;
         },
         cancel.bind([&](std::exception_ptr e, error_code ec) {

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "codec/go/duration.hpp"
+#include "codec/json.hpp"
+#include "consul/endpoints/session.hpp"
+
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace conclave::detail::endpoint {
+
+namespace bhttp = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+// A list of sessions (every session endpoint but create answers one); `null` is none.
+bool parse_sessions(const std::string& body, std::vector<session_entry>& out) {
+    error_code ec;
+    unsigned char scratch[codec::parse_scratch_size];
+    json::monotonic_resource mr(scratch, sizeof scratch);
+    auto v = json::parse(body, ec, &mr);
+    if (ec)
+        return false;
+    if (v.is_null())
+        return true;
+    if (!v.is_array())
+        return false;
+    for (const auto& item : v.get_array()) {
+        session_entry s;
+        if (!codec::session_entry_from_json(item, s))
+            return false;
+        out.push_back(std::move(s));
+    }
+    return true;
+}
+
+// A request naming no session is the caller's mistake: refused before it is sent.
+error_code check_id(const std::string& id, diagnostics* diag) {
+    if (!id.empty())
+        return {};
+    if (diag)
+        diag->client_message = "missing session ID";
+    return make_error_code(errc::invalid_argument);
+}
+
+// A write to /v1/session/<what>/<id>.
+error_code build_id_write(api_call& call, std::string_view what, const std::string& id,
+                          const write_options& o) {
+    if (auto ec = check_id(id, o.diag))
+        return ec;
+    call.method = bhttp::verb::put;
+    call.path = "/v1/session/";
+    call.path += what;
+    call.path += '/';
+    call.path += encode_segment(id);
+    call.one_entry = true;
+    call.datacenter = o.datacenter;
+    call.diag = o.diag;
+    apply_timeout(call, o.timeout);
+    return {};
+}
+
+// What every session read does: 200 and a list of sessions, or an error.
+std::pair<error_code, session_list_result> decode_list(const api_call& call,
+                                                       const api_reply& reply) {
+    if (reply.status != 200)
+        return {status_error(call, reply), {}};
+    session_list_result r;
+    r.meta = reply.meta;
+    if (!parse_sessions(reply.body, r.sessions))
+        return {parse_error(call, "bad session list"), {}};
+    return {error_code{}, std::move(r)};
+}
+
+} // namespace
+
+std::string session_create_body(const session_options& o) {
+    json::object body;
+    if (!o.name.empty())
+        body["Name"] = o.name;
+    if (!o.node.empty())
+        body["Node"] = o.node;
+    if (o.lock_delay) // an explicit 0 is sent: it disables the lock-delay
+        body["LockDelay"] = codec::go::format_duration(*o.lock_delay);
+    body["Behavior"] = o.behavior == session_behavior::delete_keys ? "delete" : "release";
+    if (o.ttl.count() > 0)
+        body["TTL"] = codec::go::format_duration(o.ttl);
+    if (o.node_checks) {
+        json::array checks;
+        for (const auto& id : *o.node_checks)
+            checks.emplace_back(id);
+        if (checks.empty())
+            body["Checks"] = json::array{}; // agents older than 1.7 only know "Checks"
+        body["NodeChecks"] = std::move(checks);
+    }
+    if (!o.service_checks.empty()) {
+        json::array checks;
+        for (const auto& c : o.service_checks)
+            checks.emplace_back(json::object{{"ID", c.id}, {"Namespace", c.ns}});
+        body["ServiceChecks"] = std::move(checks);
+    }
+    return json::serialize(body);
+}
+
+error_code session_create::build(api_call& call) const {
+    call.method = bhttp::verb::put;
+    call.path = "/v1/session/create";
+    call.one_entry = true;
+    call.body = session_create_body(options);
+    call.content_type = "application/json";
+    call.datacenter = options.datacenter;
+    call.diag = options.diag;
+    return {};
+}
+
+std::pair<error_code, std::string> session_create::decode(const api_call& call,
+                                                          api_reply& reply) const {
+    if (reply.status != 200)
+        return {status_error(call, reply), {}};
+    error_code pec;
+    auto v = json::parse(reply.body, pec);
+    const json::value* id = nullptr;
+    if (!pec && v.is_object())
+        id = v.get_object().if_contains("ID");
+    if (!id || !id->is_string() || id->get_string().empty())
+        return {parse_error(call, "no session ID in reply"), {}};
+    return {error_code{}, std::string(id->get_string())};
+}
+
+error_code session_renew::build(api_call& call) const {
+    if (auto ec = build_id_write(call, "renew", id, options))
+        return ec;
+    call.finish_once_sent = false; // a renewal undoes nothing and is undone by nothing
+    return {};
+}
+
+std::pair<error_code, session_entry> session_renew::decode(const api_call& call,
+                                                           api_reply& reply) const {
+    if (reply.status == 404) {
+        status_error(call, reply); // fills diag with Consul's text
+        return {make_error_code(errc::session_invalidated), {}};
+    }
+    if (reply.status != 200)
+        return {status_error(call, reply), {}};
+    std::vector<session_entry> sessions;
+    if (!parse_sessions(reply.body, sessions))
+        return {parse_error(call, "bad session entry"), {}};
+    if (sessions.empty())
+        return {make_error_code(errc::session_invalidated), {}};
+    return {error_code{}, std::move(sessions.front())};
+}
+
+error_code session_destroy::build(api_call& call) const {
+    return build_id_write(call, "destroy", id, options);
+}
+
+std::pair<error_code, bool> session_destroy::decode(const api_call& call, api_reply& reply) const {
+    if (reply.status != 200)
+        return {status_error(call, reply), false};
+    return {error_code{}, reply.body.find("true") != std::string::npos};
+}
+
+error_code session_info::build(api_call& call) const {
+    if (auto ec = check_id(id, query.diag))
+        return ec;
+    call.path = "/v1/session/info/" + encode_segment(id);
+    apply_query(call, query);
+    return {};
+}
+
+std::pair<error_code, session_info_result> session_info::decode(const api_call& call,
+                                                                api_reply& reply) const {
+    auto [ec, list] = decode_list(call, reply);
+    session_info_result r;
+    r.meta = list.meta;
+    if (!list.sessions.empty())
+        r.session = std::move(list.sessions.front());
+    return {ec, std::move(r)};
+}
+
+error_code session_list::build(api_call& call) const {
+    call.path = node ? "/v1/session/node/" + encode_segment(*node) : "/v1/session/list";
+    apply_query(call, query);
+    return {};
+}
+
+std::pair<error_code, session_list_result> session_list::decode(const api_call& call,
+                                                                api_reply& reply) const {
+    return decode_list(call, reply);
+}
+
+} // namespace conclave::detail::endpoint
