@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSL-1.0
 #
 # Times `conclave lock K true` against `consul lock K true` and `etcdctl lock K true`
-# (docs/cli.md, "How fast"). Not run by CI: it needs a Consul agent and an etcd member.
+# (docs/benchmarks.md, "The `conclave` command as a process"). Not run by CI: it needs a
+# Consul agent and an etcd member.
 #
 #   CONCLAVE=build/default/cli/conclave CONSUL=consul ETCDCTL=etcdctl \
 #   CONSUL_HTTP_ADDR=127.0.0.1:8500 ETCDCTL_ENDPOINTS=127.0.0.1:2379 scripts/cli_timing.sh
