@@ -7,7 +7,7 @@
 // Input: byte 0 picks the request the response answers (low 7 bits: which decoder reads the
 // body; high bit: whether a token was sent); byte 1 the size of each read (0: everything at
 // once), as a socket delivers the stream in pieces; the rest is the connection's byte
-// stream. It is read as connection.cpp's read_response() reads it (the library's
+// stream. It is read as connection.cpp reads it, through the library's response_reader (its
 // response_parser fed from a buffer that keeps what a response left over), response after
 // response while the connection stays reusable, as on a keep-alive connection. Each reply
 // goes to the decode step of the endpoint whose request it answers (lib/consul/endpoints/),
@@ -19,11 +19,10 @@
 #include "consul/endpoints/kv.hpp"
 #include "consul/endpoints/session.hpp"
 #include "http/response_parser.hpp"
+#include "http/response_reader.hpp"
 #include "recipes/semaphore/semaphore_record.hpp"
 
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/read_size.hpp>
-#include <boost/beast/http/error.hpp>
+#include <boost/asio/buffer.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
@@ -36,11 +35,11 @@
 namespace {
 
 using namespace conclave;
-namespace bhttp = boost::beast::http;
 namespace json = boost::json;
 using detail::api_call;
 using detail::http::response;
 using detail::http::response_parser;
+using detail::http::response_reader;
 
 // The client's limits (client_config::max_entry_response_body, max_response_body), made
 // small so that inputs of a few KiB reach them.
@@ -62,43 +61,25 @@ struct byte_stream {
     std::size_t size;
     std::size_t step;
 
-    std::size_t read(boost::beast::flat_buffer& buffer, std::size_t room) {
-        const std::size_t n = std::min({size, room, step == 0 ? size : step});
-        auto space = buffer.prepare(n);
+    // Copies one read's bytes into `space`: how many.
+    std::size_t read(boost::asio::mutable_buffer space) {
+        const std::size_t n = std::min({size, space.size(), step == 0 ? size : step});
         std::memcpy(space.data(), data, n);
-        buffer.commit(n);
         data += n;
         size -= n;
         return n;
     }
 };
 
-// connection.cpp's read_response(), with the stream's end as the socket's EOF.
-error_code read_response(response_parser& parser, boost::beast::flat_buffer& buffer,
-                         byte_stream& in) {
+// As the connection reads a response, with the stream's end as the socket's EOF.
+error_code read_response(response_parser& parser, response_reader& reader, byte_stream& in) {
     for (;;) {
-        if (buffer.size() != 0) {
-            error_code ec;
-            const std::size_t used = parser.put(buffer.data(), ec);
-            buffer.consume(used);
-            if (ec && ec != bhttp::error::need_more)
-                return ec;
-            if (parser.is_done())
-                return {};
-            if (!ec && used != 0)
-                continue;
-        }
-        const std::size_t room = boost::beast::read_size(buffer, 64 * 1024);
-        if (room == 0)
-            return bhttp::error::buffer_overflow;
-        if (in.size == 0) {
-            if (!parser.got_some())
-                return bhttp::error::end_of_stream;
-            error_code eof_ec;
-            parser.put_eof(eof_ec);
-            return eof_ec;
-        }
-        in.read(buffer, room);
+        const auto step = reader.next(parser);
+        if (step.done)
+            return step.ec;
+        if (in.size == 0)
+            return reader.end_of_stream(parser);
+        reader.commit(in.read(step.space));
     }
 }
 
@@ -227,11 +208,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     call.token_sent = token_sent;
     const std::size_t body_limit = call.one_entry ? entry_body_limit : list_body_limit;
 
-    boost::beast::flat_buffer buffer; // the connection's, kept from one response to the next
+    response_reader reader; // the connection's, kept from one response to the next
     for (int i = 0; i < max_responses; ++i) {
         response reply;
         response_parser parser{reply, body_limit};
-        if (read_response(parser, buffer, in))
+        if (read_response(parser, reader, in))
             break; // the connection is closed; the call fails with the error
         const bool ok = decode(kind, call, reply);
         if (verbose)

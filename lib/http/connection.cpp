@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "http/connection.hpp"
 #include "http/request.hpp"
+#include "http/response_reader.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -16,10 +17,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/http/error.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -38,7 +36,6 @@
 namespace conclave::detail::http {
 
 namespace beast = boost::beast;
-namespace bhttp = beast::http;
 using asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol::socket;
 using tls_stream = beast::ssl_stream<tcp::socket>;
@@ -61,11 +58,6 @@ constexpr auto await_token() {
     else
         return deferred_tuple;
 }
-
-// Room for the whole of a usual Consul response (headers and a few KV entries).
-constexpr std::size_t initial_read_capacity = 16 * 1024;
-// Beast's own bound for one read into a dynamic buffer.
-constexpr std::size_t max_read_size = 64 * 1024;
 
 // Bounds each exchange (and the connect) of one connection in time.
 //
@@ -153,10 +145,7 @@ public:
             // Closing fails the pending operation at once; the exchange reports a timeout.
             error_code ignored;
             beast::get_lowest_layer(stream_).close(ignored);
-        }) {
-        // Room for a typical response: read in one recvmsg, not 512 bytes at a time.
-        buffer_.reserve(initial_read_capacity);
-    }
+        }) {}
 
     Stream& stream() { return stream_; }
 
@@ -264,52 +253,25 @@ private:
         }
     }
 
-    // What beast::http::async_read does, without its three layers of composed operations
-    // per read: parse what the buffer holds, read more while the parser needs more.
+    // Only the reads are done here: what to read and when, and what the bytes mean, are the
+    // reader's (shared with the fuzzer and the unit tests, which have no socket).
     template <class Token>
     asio::awaitable<error_code> read_response(response_parser& parser, Token token) {
         for (;;) {
-            if (buffer_.size() != 0) {
-                error_code ec;
-                const std::size_t used = parser.put(buffer_.data(), ec);
-                buffer_.consume(used);
-                if (ec && ec != bhttp::error::need_more)
-                    co_return ec;
-                if (parser.is_done())
-                    co_return error_code{};
-                if (!ec && used != 0)
-                    continue; // the header is done; the body may be in the buffer already
-            }
-            const std::size_t room = beast::read_size(buffer_, max_read_size);
-            if (room == 0)
-                co_return bhttp::error::buffer_overflow;
-            auto [ec, n] = co_await stream_.async_read_some(buffer_.prepare(room), token);
-            buffer_.commit(n);
-            if (ec == asio::error::eof) {
-                if (!parser.got_some())
-                    co_return bhttp::error::end_of_stream;
-                // A response delimited by the end of the stream.
-                error_code eof_ec;
-                parser.put_eof(eof_ec);
-                co_return eof_ec;
-            }
-            if (ec == asio::ssl::error::stream_truncated) {
-                // TLS peer closed the TCP connection without close_notify: to HTTP that is
-                // the end of the stream (a stale keep-alive connection, or a truncated
-                // response). Never a success: a message delimited by EOF is not accepted
-                // this way.
-                co_return parser.got_some() ? bhttp::error::partial_message
-                                            : bhttp::error::end_of_stream;
-            }
+            const auto step = reader_.next(parser);
+            if (step.done)
+                co_return step.ec;
+            auto [ec, n] = co_await stream_.async_read_some(step.space, token);
+            reader_.commit(n);
             if (ec)
-                co_return ec;
+                co_return reader_.read_error(parser, ec);
         }
     }
 
     Stream stream_;
     watchdog watchdog_;
-    beast::flat_buffer buffer_; // must outlive reads on a keep-alive connection
-    std::string head_;          // the request head being written (see append_request_head)
+    response_reader reader_; // kept across exchanges: it may hold the next response's start
+    std::string head_;       // the request head being written (see append_request_head)
 };
 
 } // namespace
