@@ -77,30 +77,6 @@ client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
 
 namespace {
 
-// The request target: the call's path itself, or path and query built into `storage`.
-std::string_view build_target(const api_call& call, const std::string& default_dc,
-                              std::string& storage) {
-    const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
-    // The paths are percent-encoded already (kv_path, encode_segment): without a query
-    // there is nothing for Boost.URL to do, nor a copy to make, and most calls (txn, GET
-    // of a key) have none.
-    if (call.params.empty() && dc.empty())
-        return call.path;
-    boost::urls::url u;
-    u.set_encoded_path(call.path);
-    auto params = u.params();
-    for (const auto& [name, value] : call.params) {
-        if (value)
-            params.append({name, *value});
-        else
-            params.append({name, boost::urls::no_value});
-    }
-    if (!dc.empty())
-        params.append({"dc", dc});
-    storage = std::string(u.encoded_target());
-    return storage;
-}
-
 // A failure that says the server closed an idle keep-alive connection before reading our
 // request: retrying a GET on a fresh connection is then safe.
 bool stale_connection_error(const error_code& ec) {
@@ -139,36 +115,6 @@ void describe_failure(const api_call& call, const error_code& ec, const client_c
                                  std::to_string(cfg.max_response_body) + " bytes)";
 }
 
-// The endpoint's name in reports: a fixed set (see request_event::endpoint).
-std::string_view endpoint_name(const api_call& call) {
-    std::string_view path = call.path;
-    const auto has = [&](std::string_view flag) {
-        return std::any_of(call.params.begin(), call.params.end(),
-                           [&](const auto& p) { return p.first == flag; });
-    };
-    if (path.starts_with("/v1/kv/")) {
-        if (call.method == bhttp::verb::put)
-            return "kv_put";
-        if (call.method == bhttp::verb::delete_)
-            return "kv_delete";
-        return has("keys") ? "kv_keys" : has("recurse") ? "kv_list" : "kv_get";
-    }
-    if (path == "/v1/txn")
-        return "txn";
-    if (path == "/v1/status/leader")
-        return "status_leader";
-    if (path == "/v1/agent/self")
-        return "agent_self";
-    for (std::string_view name : {"session_create", "session_renew", "session_destroy",
-                                  "session_info", "session_list", "session_node"}) {
-        const std::string_view segment = name.substr(8); // after "session_"
-        if (path.starts_with("/v1/session/") && path.substr(12).starts_with(segment) &&
-            (path.size() == 12 + segment.size() || path[12 + segment.size()] == '/'))
-            return name;
-    }
-    return "other";
-}
-
 // Reports one request to the logger and the observer exactly once: by finish(), or from the
 // destructor when the request ends by an exception (cancelled while it waited for a
 // connection) or its coroutine is destroyed with it.
@@ -177,14 +123,14 @@ public:
     request_report(std::shared_ptr<client_impl> client, const api_call& call, log_level level)
         : client_(std::move(client))
         , observer_(client_->config.observer)
-        , endpoint_(endpoint_name(call))
+        , endpoint_(call.endpoint)
         , method_(bhttp::to_string(call.method))
         , blocking_(call.blocking)
         , level_(level) {
         if (client_->config.log.enabled(level_)) {
             std::string storage;
             target_ = std::string(method_) + " " +
-                      std::string(build_target(call, client_->config.datacenter, storage));
+                      std::string(request_target(call, client_->config.datacenter, storage));
         }
         if (observer_)
             observer_->request_started(endpoint_, blocking_);
@@ -240,7 +186,7 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send_unreported(a
     std::string target_storage;
     http::request req;
     req.method = call.method;
-    req.target = build_target(call, config.datacenter, target_storage);
+    req.target = request_target(call, config.datacenter, target_storage);
     req.host = host_header; // both views outlive the call: `self` holds them
     req.token = config.token;
     call.token_sent = !config.token.empty();
@@ -406,6 +352,29 @@ std::optional<std::string> kv_path(std::string_view key, bool strip_leading_slas
 
 std::string encode_segment(std::string_view s) {
     return boost::urls::encode(s, boost::urls::unreserved_chars);
+}
+
+std::string_view request_target(const api_call& call, const std::string& default_dc,
+                                std::string& storage) {
+    const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;
+    // The paths are percent-encoded already (kv_path, encode_segment): without a query
+    // there is nothing for Boost.URL to do, nor a copy to make, and most calls (txn, GET
+    // of a key) have none.
+    if (call.params.empty() && dc.empty())
+        return call.path;
+    boost::urls::url u;
+    u.set_encoded_path(call.path);
+    auto params = u.params();
+    for (const auto& [name, value] : call.params) {
+        if (value)
+            params.append({name, *value});
+        else
+            params.append({name, boost::urls::no_value});
+    }
+    if (!dc.empty())
+        params.append({"dc", dc});
+    storage = std::string(u.encoded_target());
+    return storage;
 }
 
 } // namespace detail

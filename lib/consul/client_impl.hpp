@@ -22,6 +22,8 @@ namespace asio = boost::asio;
 
 /// One Consul API call, before it becomes an HTTP request.
 struct api_call {
+    /// Which endpoint, in reports: one of request_event::endpoint's fixed set.
+    std::string_view endpoint = "other";
     boost::beast::http::verb method = boost::beast::http::verb::get;
     std::string path; ///< percent-encoded, e.g. "/v1/kv/a%20b"
     /// Query parameters; an empty optional value is a presence-only flag ("?recurse").
@@ -103,6 +105,11 @@ std::chrono::milliseconds query_wait(std::chrono::milliseconds wait);
 
 /// Adds index/wait/consistency/dc of `q` to `call`.
 void apply_query(api_call& call, const query_options& q);
+
+/// The request target: the call's path itself, or path and query (with `default_dc` for a
+/// call naming no datacenter) built into `storage`.
+std::string_view request_target(const api_call& call, const std::string& default_dc,
+                                std::string& storage);
 
 /// The error for a reply whose status the endpoint does not accept; fills diag.
 error_code status_error(const api_call& call, const api_reply& reply);

@@ -362,3 +362,24 @@ TEST_CASE("endpoint status_leader and agent_self: their JSON, or a bad response"
     CHECK(decoded(endpoint::agent_self{{}}, reply(200, R"({"Member":{}})")).first ==
           errc::bad_response);
 }
+
+TEST_CASE("endpoint names: each request is reported under its endpoint's name",
+          "[unit][endpoint]") {
+    const auto name = [](auto e) { return std::string(built(std::move(e)).second.endpoint); };
+    CHECK(name(endpoint::kv_get{"k", {}}) == "kv_get");
+    CHECK(name(endpoint::kv_get_raw{"k", {}}) == "kv_get");
+    CHECK(name(endpoint::kv_list{"k", {}}) == "kv_list");
+    CHECK(name(endpoint::kv_keys{"k", {}}) == "kv_keys");
+    CHECK(name(endpoint::kv_put{"k", "v", {}}) == "kv_put");
+    CHECK(name(endpoint::kv_delete{"k", {}}) == "kv_delete");
+    CHECK(name(endpoint::txn{{}, {}}) == "txn");
+    CHECK(name(endpoint::session_create{{}}) == "session_create");
+    CHECK(name(endpoint::session_renew{"s", {}}) == "session_renew");
+    CHECK(name(endpoint::session_destroy{"s", {}}) == "session_destroy");
+    CHECK(name(endpoint::session_info{"s", {}}) == "session_info");
+    CHECK(name(endpoint::session_list{std::nullopt, {}}) == "session_list");
+    CHECK(name(endpoint::session_list{"n", {}}) == "session_node");
+    CHECK(name(endpoint::status_leader{{}}) == "status_leader");
+    CHECK(name(endpoint::agent_self{{}}) == "agent_self");
+    CHECK(name(endpoint::kv_get{"a//b", {}}) == "kv_get"); // refused, but still named
+}

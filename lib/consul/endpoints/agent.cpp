@@ -11,6 +11,7 @@ namespace bhttp = boost::beast::http;
 namespace json = boost::json;
 
 error_code txn::build(api_call& call) const {
+    call.endpoint = "txn";
     call.method = bhttp::verb::put;
     call.path = "/v1/txn";
     call.body = codec::txn_body(ops);
@@ -36,6 +37,7 @@ std::pair<error_code, txn_result> txn::decode(const api_call& call, api_reply& r
 }
 
 error_code status_leader::build(api_call& call) const {
+    call.endpoint = "status_leader";
     call.path = "/v1/status/leader";
     call.one_entry = true;
     call.datacenter = options.datacenter;
@@ -56,6 +58,7 @@ std::pair<error_code, std::string> status_leader::decode(const api_call& call,
 }
 
 error_code agent_self::build(api_call& call) const {
+    call.endpoint = "agent_self";
     call.path = "/v1/agent/self";
     call.one_entry = true;
     call.diag = options.diag;

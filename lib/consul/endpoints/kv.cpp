@@ -51,6 +51,7 @@ bool read_status(const api_call& call, const api_reply& reply, std::pair<error_c
 } // namespace
 
 error_code kv_get::build(api_call& call) const {
+    call.endpoint = "kv_get";
     call.one_entry = true;
     return build_read(call, key, query);
 }
@@ -67,6 +68,7 @@ std::pair<error_code, kv_get_result> kv_get::decode(const api_call& call, api_re
 }
 
 error_code kv_get_raw::build(api_call& call) const {
+    call.endpoint = "kv_get";
     call.one_entry = true;
     call.flag("raw");
     return build_read(call, key, query);
@@ -81,6 +83,7 @@ std::pair<error_code, kv_raw_result> kv_get_raw::decode(const api_call& call,
 }
 
 error_code kv_list::build(api_call& call) const {
+    call.endpoint = "kv_list";
     call.flag("recurse");
     return build_read(call, prefix, query);
 }
@@ -94,6 +97,7 @@ std::pair<error_code, kv_list_result> kv_list::decode(const api_call& call,
 }
 
 error_code kv_keys::build(api_call& call) const {
+    call.endpoint = "kv_keys";
     call.flag("keys");
     if (!options.separator.empty())
         call.param("separator", options.separator);
@@ -131,6 +135,7 @@ std::pair<error_code, bool> decode_write_reply(const api_call& call, const api_r
 }
 
 error_code kv_put::build(api_call& call) {
+    call.endpoint = "kv_put";
     call.method = bhttp::verb::put;
     call.diag = options.diag;
     apply_timeout(call, options.timeout);
@@ -166,6 +171,7 @@ std::pair<error_code, bool> kv_put::decode(const api_call& call, api_reply& repl
 }
 
 error_code kv_delete::build(api_call& call) const {
+    call.endpoint = "kv_delete";
     call.method = bhttp::verb::delete_;
     call.diag = options.diag;
     apply_timeout(call, options.timeout);

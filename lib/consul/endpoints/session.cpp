@@ -104,6 +104,7 @@ std::string session_create_body(const session_options& o) {
 }
 
 error_code session_create::build(api_call& call) const {
+    call.endpoint = "session_create";
     call.method = bhttp::verb::put;
     call.path = "/v1/session/create";
     call.one_entry = true;
@@ -129,6 +130,7 @@ std::pair<error_code, std::string> session_create::decode(const api_call& call,
 }
 
 error_code session_renew::build(api_call& call) const {
+    call.endpoint = "session_renew";
     if (auto ec = build_id_write(call, "renew", id, options))
         return ec;
     call.finish_once_sent = false; // a renewal undoes nothing and is undone by nothing
@@ -152,6 +154,7 @@ std::pair<error_code, session_entry> session_renew::decode(const api_call& call,
 }
 
 error_code session_destroy::build(api_call& call) const {
+    call.endpoint = "session_destroy";
     return build_id_write(call, "destroy", id, options);
 }
 
@@ -162,6 +165,7 @@ std::pair<error_code, bool> session_destroy::decode(const api_call& call, api_re
 }
 
 error_code session_info::build(api_call& call) const {
+    call.endpoint = "session_info";
     if (auto ec = check_id(id, query.diag))
         return ec;
     call.path = "/v1/session/info/" + encode_segment(id);
@@ -180,6 +184,7 @@ std::pair<error_code, session_info_result> session_info::decode(const api_call& 
 }
 
 error_code session_list::build(api_call& call) const {
+    call.endpoint = node ? "session_node" : "session_list";
     call.path = node ? "/v1/session/node/" + encode_segment(*node) : "/v1/session/list";
     apply_query(call, query);
     return {};
