@@ -268,6 +268,10 @@ json::object txn_op_to_json(const txn_op& op) {
         kv["Index"] = op.index;
     if (!op.session.empty())
         kv["Session"] = op.session;
+    if (!op.namespace_name.empty())
+        kv["Namespace"] = op.namespace_name;
+    if (!op.partition.empty())
+        kv["Partition"] = op.partition;
     json::object o;
     o["KV"] = std::move(kv);
     return o;

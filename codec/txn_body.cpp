@@ -20,7 +20,7 @@ bool any_needs_escape(std::uint64_t w) {
 
 // The most bytes one op can take besides its strings: the member names and punctuation,
 // the longest verb name, two 20-digit numbers, with room to spare.
-constexpr std::size_t op_overhead = 160;
+constexpr std::size_t op_overhead = 200;
 // The most bytes one byte of a string can take once escaped (\u00xx).
 constexpr std::size_t escape_growth = 6;
 
@@ -124,10 +124,17 @@ static_assert(lock_flag_value == 3304740253564472344ULL &&
 
 } // namespace
 
-std::string txn_body(const std::vector<txn_op>& ops) {
+std::string txn_body(const std::vector<txn_op>& ops, std::string_view default_namespace,
+                     std::string_view default_partition) {
+    const auto or_default = [](const std::string& own, std::string_view fallback) {
+        return own.empty() ? fallback : std::string_view(own);
+    };
     std::size_t size = 2;
     for (const auto& op : ops)
-        size += op_overhead + escape_growth * (op.key.size() + op.session.size()) +
+        size += op_overhead +
+                escape_growth * (op.key.size() + op.session.size() +
+                                 or_default(op.namespace_name, default_namespace).size() +
+                                 or_default(op.partition, default_partition).size()) +
                 4 * (op.value.size() / 3 + 1);
     std::string out(size, '\0');
     writer w(out.data());
@@ -157,6 +164,16 @@ std::string txn_body(const std::vector<txn_op>& ops) {
         if (!op.session.empty()) {
             w.put(R"(,"Session":)");
             w.string(op.session);
+        }
+        // Only when set, as Go's client writes them: Consul 1.8 refuses any "Partition".
+        if (const auto ns = or_default(op.namespace_name, default_namespace); !ns.empty()) {
+            w.put(R"(,"Namespace":)");
+            w.string(ns);
+        }
+        if (const auto partition = or_default(op.partition, default_partition);
+            !partition.empty()) {
+            w.put(R"(,"Partition":)");
+            w.string(partition);
         }
         w.put("}}");
     }

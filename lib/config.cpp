@@ -135,6 +135,12 @@ config_from_env(const std::function<std::optional<std::string>(std::string_view)
     }
     if (auto v = get("CONSUL_HTTP_TOKEN"))
         cfg.token = *v;
+    if (auto v = get("CONSUL_HTTP_AUTH"))
+        cfg.http_auth = *v;
+    if (auto v = get("CONSUL_NAMESPACE"))
+        cfg.namespace_name = *v;
+    if (auto v = get("CONSUL_PARTITION"))
+        cfg.partition = *v;
     if (auto v = get("CONSUL_HTTP_TOKEN_FILE")) {
         std::ifstream in(*v);
         if (!in)

@@ -48,6 +48,19 @@ struct CONCLAVE_DECL client_config {
     tls_config tls;                 ///< https when tls.enabled
     std::string token;              ///< ACL token, sent as X-Consul-Token (empty: none)
     std::string datacenter;         ///< default ?dc= for every request (empty: agent's)
+    /// Consul Enterprise: the namespace of every request and of the recipes' keys and
+    /// sessions, sent as ?ns= (empty: none sent, the token's namespace). Consul without
+    /// Enterprise refuses a non-empty one on its KV and session endpoints (HTTP 400,
+    /// "Namespaces are a Consul Enterprise feature").
+    std::string namespace_name;
+    /// Consul Enterprise: the admin partition of every request, sent as ?partition= (empty:
+    /// none sent, the agent's). Consul 1.8 ignores it on requests and refuses it in a
+    /// transaction's operations.
+    std::string partition;
+    /// HTTP basic authentication, "user:password" (a value without ':' is a user name with
+    /// an empty password), for a proxy in front of Consul: sent as `Authorization: Basic`.
+    /// Consul itself ignores it. Empty: none.
+    std::string http_auth;
 
     /// At most this many connections (and at most consul_connection_limit); further
     /// requests wait for one. Blocking queries hold a connection for their whole wait: they
@@ -97,10 +110,10 @@ struct CONCLAVE_DECL client_config {
 CONCLAVE_DECL std::string apply_http_addr(client_config& cfg, std::string_view address);
 
 /// Reads the Consul CLI's environment variables (CONSUL_HTTP_ADDR, CONSUL_HTTP_TOKEN,
-/// CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_SSL, CONSUL_HTTP_SSL_VERIFY, CONSUL_CACERT,
-/// CONSUL_CAPATH, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY, CONSUL_TLS_SERVER_NAME) on top of
-/// the defaults. Throws boost::system::system_error (errc::invalid_config) with a message
-/// naming the variable when a value cannot be used.
+/// CONSUL_HTTP_TOKEN_FILE, CONSUL_HTTP_AUTH, CONSUL_NAMESPACE, CONSUL_PARTITION, CONSUL_HTTP_SSL,
+/// CONSUL_HTTP_SSL_VERIFY, CONSUL_CACERT, CONSUL_CAPATH, CONSUL_CLIENT_CERT, CONSUL_CLIENT_KEY,
+/// CONSUL_TLS_SERVER_NAME) on top of the defaults. Throws boost::system::system_error
+/// (errc::invalid_config) with a message naming the variable when a value cannot be used.
 CONCLAVE_DECL client_config config_from_env();
 
 /// Same, reading variables through `lookup` (tests, or a custom source).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "codec/go/base64.hpp"
 #include "codec/go/duration.hpp"
 #include "consul/client_impl.hpp"
 #include "observe/log_line.hpp"
@@ -64,6 +65,15 @@ client_config header_safe(client_config cfg) {
     return cfg;
 }
 
+// "Basic " and user:password in base64, as Go's client sends CONSUL_HTTP_AUTH: split at the
+// first ':', a value without one being a user name with an empty password.
+std::string basic_authorization(const std::string& http_auth) {
+    if (http_auth.empty())
+        return {};
+    return "Basic " + codec::go::base64_encode(
+                          http_auth.find(':') == std::string::npos ? http_auth + ":" : http_auth);
+}
+
 } // namespace
 
 client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
@@ -72,6 +82,7 @@ client_impl::client_impl(asio::any_io_executor ex, client_config cfg)
     , host_header(config.kind == client_config::transport::unix_socket
                       ? std::string("localhost")
                       : config.host + ":" + std::to_string(config.port))
+    , authorization(basic_authorization(config.http_auth))
     , pool(std::make_shared<http::pool>(executor, config))
     , blocking_lane(std::make_shared<http::lane>(http::blocking_lane_limit(pool->limit()))) {}
 
@@ -168,6 +179,13 @@ private:
 
 } // namespace
 
+api_call client_impl::new_call() const {
+    api_call call;
+    call.namespace_name = config.namespace_name;
+    call.partition = config.partition;
+    return call;
+}
+
 asio::awaitable<std::pair<error_code, api_reply>> client_impl::send(api_call& call) {
     // Blocking queries are many and long: their lines are one level further down.
     const log_level level = call.blocking ? log_level::trace : log_level::debug;
@@ -189,6 +207,7 @@ asio::awaitable<std::pair<error_code, api_reply>> client_impl::send_unreported(a
     req.target = request_target(call, config.datacenter, target_storage);
     req.host = host_header; // both views outlive the call: `self` holds them
     req.token = config.token;
+    req.authorization = authorization;
     call.token_sent = !config.token.empty();
     req.content_type = call.content_type;
     req.body = std::move(call.body);
@@ -316,6 +335,7 @@ void apply_query(api_call& call, const query_options& q) {
     else if (q.mode == consistency::stale)
         call.flag("stale");
     call.datacenter = q.datacenter;
+    apply_scope(call, q);
     call.diag = q.diag;
 }
 
@@ -360,7 +380,7 @@ std::string_view request_target(const api_call& call, const std::string& default
     // The paths are percent-encoded already (kv_path, encode_segment): without a query
     // there is nothing for Boost.URL to do, nor a copy to make, and most calls (txn, GET
     // of a key) have none.
-    if (call.params.empty() && dc.empty())
+    if (call.params.empty() && dc.empty() && call.namespace_name.empty() && call.partition.empty())
         return call.path;
     boost::urls::url u;
     u.set_encoded_path(call.path);
@@ -373,6 +393,10 @@ std::string_view request_target(const api_call& call, const std::string& default
     }
     if (!dc.empty())
         params.append({"dc", dc});
+    if (!call.namespace_name.empty())
+        params.append({"ns", call.namespace_name});
+    if (!call.partition.empty())
+        params.append({"partition", call.partition});
     storage = std::string(u.encoded_target());
     return storage;
 }

@@ -31,6 +31,10 @@ struct api_call {
     std::string body;
     const char* content_type = nullptr;
     std::string datacenter;
+    /// Consul Enterprise's ?ns= and ?partition= (empty: none sent). client_impl::new_call
+    /// starts them at the client's defaults; an endpoint's options override them.
+    std::string namespace_name;
+    std::string partition;
     bool blocking = false; ///< a blocking read (index > 0)
     /// Answers one entry at most (a key, a session, a write's true/false): the reply is
     /// held to client_config::max_entry_response_body rather than max_response_body.
@@ -60,6 +64,9 @@ class client_impl : public std::enable_shared_from_this<client_impl> {
 public:
     client_impl(asio::any_io_executor ex, client_config cfg);
 
+    /// A call with the client's defaults in it (namespace, partition).
+    api_call new_call() const;
+
     /// Sends `call`; fails only for transport problems (any HTTP status is a reply).
     /// GETs that fail on a reused keep-alive connection are retried once on a new one (not
     /// blocking queries: their loops re-read without blocking after a failure).
@@ -72,6 +79,8 @@ public:
     client_config config;
     /// The Host header every request carries (built once, not per request).
     std::string host_header;
+    /// The Authorization header of client_config::http_auth ("Basic ...", or empty).
+    std::string authorization;
     std::shared_ptr<http::pool> pool;
     /// Blocking queries pass through it, so they never hold every pooled connection.
     std::shared_ptr<http::lane> blocking_lane;
@@ -103,7 +112,17 @@ inline void apply_timeout(api_call& call, std::chrono::milliseconds timeout) {
 /// at most its cap (10 min); without the jitter it adds (up to wait/16).
 std::chrono::milliseconds query_wait(std::chrono::milliseconds wait);
 
-/// Adds index/wait/consistency/dc of `q` to `call`.
+/// Sets the namespace and partition of `call` from an operation's options, where they name
+/// one (else the client's defaults stay).
+template <class Options>
+void apply_scope(api_call& call, const Options& o) {
+    if (!o.namespace_name.empty())
+        call.namespace_name = o.namespace_name;
+    if (!o.partition.empty())
+        call.partition = o.partition;
+}
+
+/// Adds index/wait/consistency/dc/namespace/partition of `q` to `call`.
 void apply_query(api_call& call, const query_options& q);
 
 /// The request target: the call's path itself, or path and query (with `default_dc` for a

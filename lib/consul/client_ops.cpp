@@ -16,7 +16,9 @@ namespace detail {
 asio::awaitable<std::pair<error_code, kv_get_result>> read_key(std::shared_ptr<client_impl> c,
                                                                endpoint::kv_get read) {
     const query_options& q = read.query;
-    if (q.index > 0 && c->blocking_lane->crowded()) {
+    // The folders' shared queries read the client's namespace and partition.
+    const bool default_scope = q.namespace_name.empty() && q.partition.empty();
+    if (q.index > 0 && default_scope && c->blocking_lane->crowded()) {
         // No connection to spare for one more blocking query: share the folder's.
         std::string_view k = read.key;
         if (!k.empty() && k.front() == '/')

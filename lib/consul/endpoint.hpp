@@ -55,7 +55,7 @@ asio::awaitable<std::pair<error_code, typename E::result>>
 call(std::shared_ptr<client_impl> c, E e, call_deadline deadline = std::nullopt) {
     using result = std::pair<error_code, typename E::result>;
     try {
-        api_call req;
+        api_call req = c->new_call();
         if (auto ec = e.build(req))
             co_return result{ec, {}};
         if (deadline && (!req.deadline || *deadline < *req.deadline))

@@ -27,13 +27,14 @@ struct request {
     std::string_view host;
     std::string_view user_agent = "conclave/0.1";
     std::string_view token;             ///< X-Consul-Token (empty: none)
+    std::string_view authorization;     ///< the Authorization field's value (empty: none)
     const char* content_type = nullptr; ///< none when null
     std::string body;
 };
 
-/// Appends the head of `req` to `out`: the request line, Host, User-Agent, X-Consul-Token and
-/// Content-Type when set, Content-Length as Beast's prepare_payload() would say it, and the
-/// blank line. No Connection header: keep-alive is HTTP/1.1's default.
+/// Appends the head of `req` to `out`: the request line, Host, User-Agent, X-Consul-Token,
+/// Authorization and Content-Type when set, Content-Length as Beast's prepare_payload() would say
+/// it, and the blank line. No Connection header: keep-alive is HTTP/1.1's default.
 ///
 /// The size is added up first and the parts copied into place (codec::cursor), instead of a
 /// std::string::append per piece: a call, a capacity check, and a strlen for each literal,
@@ -55,12 +56,15 @@ inline void append_request_head(std::string& out, const request& req) {
     static constexpr std::string_view version = " HTTP/1.1\r\nHost: ";
     static constexpr std::string_view agent = "\r\nUser-Agent: ";
     static constexpr std::string_view token = "X-Consul-Token: ";
+    static constexpr std::string_view authorization = "Authorization: ";
     static constexpr std::string_view type = "Content-Type: ";
     static constexpr std::string_view content_length = "Content-Length: ";
     std::size_t size = method.size() + 1 + req.target.size() + version.size() + req.host.size() +
                        agent.size() + req.user_agent.size() + 2 + 2;
     if (!req.token.empty())
         size += token.size() + req.token.size() + 2;
+    if (!req.authorization.empty())
+        size += authorization.size() + req.authorization.size() + 2;
     if (req.content_type)
         size += type.size() + content_type.size() + 2;
     if (length)
@@ -80,6 +84,11 @@ inline void append_request_head(std::string& out, const request& req) {
     if (!req.token.empty()) {
         c.put(token);
         c.put(req.token);
+        c.put("\r\n");
+    }
+    if (!req.authorization.empty()) {
+        c.put(authorization);
+        c.put(req.authorization);
         c.put("\r\n");
     }
     if (req.content_type) {

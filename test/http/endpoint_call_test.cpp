@@ -210,3 +210,25 @@ TEST_CASE("a try_acquire cancelled during its attempt completes with operation_a
     CHECK(*outcome == asio::error::operation_aborted);
     CHECK_FALSE(acquired);
 }
+
+// CONSUL_HTTP_AUTH, as Go's client sends it: for a proxy in front of Consul.
+TEST_CASE("client_config::http_auth goes out as basic authentication on every request", "[http]") {
+    asio::io_context ioc;
+    std::vector<std::string> seen;
+    scripted_server server{ioc, [&](const received_request& r) {
+                               seen.emplace_back(
+                                   r.message[boost::beast::http::field::authorization]);
+                               return scripted_reply{http_response(200, "true")};
+                           }};
+    for (const std::string auth : {"user:pa:ss", "user", ""}) {
+        client_config cfg;
+        cfg.port = server.port();
+        cfg.http_auth = auth;
+        client c{ioc.get_executor(), cfg};
+        run(ioc, c.async_kv_put("k", "v", {}, asio::use_awaitable));
+    }
+    REQUIRE(seen.size() == 3);
+    CHECK(seen[0] == "Basic dXNlcjpwYTpzcw=="); // split at the first ':' by the server
+    CHECK(seen[1] == "Basic dXNlcjo=");         // a user name alone: an empty password
+    CHECK(seen[2].empty());                     // none
+}

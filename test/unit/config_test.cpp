@@ -273,12 +273,26 @@ TEST_CASE("config_from_env: reads every documented variable", "[config]") {
     });
     CHECK(cfg.host == "127.0.0.1");
     for (const char* name :
-         {"CONSUL_HTTP_ADDR", "CONSUL_HTTP_TOKEN", "CONSUL_HTTP_TOKEN_FILE", "CONSUL_HTTP_SSL",
-          "CONSUL_HTTP_SSL_VERIFY", "CONSUL_CACERT", "CONSUL_CAPATH", "CONSUL_CLIENT_CERT",
-          "CONSUL_CLIENT_KEY", "CONSUL_TLS_SERVER_NAME"}) {
+         {"CONSUL_HTTP_ADDR", "CONSUL_HTTP_TOKEN", "CONSUL_HTTP_TOKEN_FILE", "CONSUL_HTTP_AUTH",
+          "CONSUL_NAMESPACE", "CONSUL_PARTITION", "CONSUL_HTTP_SSL", "CONSUL_HTTP_SSL_VERIFY",
+          "CONSUL_CACERT", "CONSUL_CAPATH", "CONSUL_CLIENT_CERT", "CONSUL_CLIENT_KEY",
+          "CONSUL_TLS_SERVER_NAME"}) {
         INFO(name);
         CHECK(asked.count(name) == 1);
     }
+}
+
+TEST_CASE("config_from_env: CONSUL_NAMESPACE, CONSUL_PARTITION and CONSUL_HTTP_AUTH", "[config]") {
+    const auto cfg = from_env({{"CONSUL_NAMESPACE", "team-a"},
+                               {"CONSUL_PARTITION", "east"},
+                               {"CONSUL_HTTP_AUTH", "user:pa:ss"}});
+    CHECK(cfg.namespace_name == "team-a");
+    CHECK(cfg.partition == "east");
+    CHECK(cfg.http_auth == "user:pa:ss");
+    const auto unset = from_env({{"CONSUL_NAMESPACE", ""}}); // empty is unset, as in the CLI
+    CHECK(unset.namespace_name.empty());
+    CHECK(unset.partition.empty());
+    CHECK(unset.http_auth.empty());
 }
 
 TEST_CASE("config_from_env: CONSUL_HTTP_ADDR", "[config]") {

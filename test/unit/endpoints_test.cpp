@@ -383,3 +383,38 @@ TEST_CASE("endpoint names: each request is reported under its endpoint's name",
     CHECK(name(endpoint::agent_self{{}}) == "agent_self");
     CHECK(name(endpoint::kv_get{"a//b", {}}) == "kv_get"); // refused, but still named
 }
+
+TEST_CASE("endpoint scope: the client's namespace and partition, unless the operation names one",
+          "[unit][endpoint]") {
+    const auto target = [](auto e) {
+        api_call call;
+        call.namespace_name = "client-ns"; // as client_impl::new_call starts a call
+        call.partition = "client-part";
+        REQUIRE_FALSE(e.build(call));
+        std::string storage;
+        return std::pair{std::string(detail::request_target(call, "dc1", storage)), call.body};
+    };
+    CHECK(target(endpoint::kv_get{"k", {}}).first ==
+          "/v1/kv/k?dc=dc1&ns=client-ns&partition=client-part");
+    CHECK(target(endpoint::kv_get{"k", query_options{}.with_namespace("mine")}).first ==
+          "/v1/kv/k?dc=dc1&ns=mine&partition=client-part");
+    CHECK(target(endpoint::kv_put{"k", "v", kv_put_options{}.with_partition("p2")}).first ==
+          "/v1/kv/k?dc=dc1&ns=client-ns&partition=p2");
+    CHECK(target(endpoint::session_renew{"s", write_options{}.with_namespace("n2")}).first ==
+          "/v1/session/renew/s?dc=dc1&ns=n2&partition=client-part");
+    // A transaction's operations carry the namespace and partition themselves.
+    auto [txn_target, txn_body] =
+        target(endpoint::txn{{txn_op::get("a")}, txn_options{}.with_namespace("n3")});
+    CHECK(txn_target == "/v1/txn?dc=dc1&ns=n3&partition=client-part");
+    CHECK(txn_body ==
+          R"([{"KV":{"Verb":"get","Key":"a","Namespace":"n3","Partition":"client-part"}}])");
+}
+
+TEST_CASE("endpoint scope: nothing is sent when neither the client nor the operation names one",
+          "[unit][endpoint]") {
+    auto [ec, call] = built(endpoint::txn{{txn_op::get("a")}, txn_options{}});
+    REQUIRE_FALSE(ec);
+    std::string storage;
+    CHECK(detail::request_target(call, "", storage) == "/v1/txn");
+    CHECK(call.body == R"([{"KV":{"Verb":"get","Key":"a"}}])");
+}

@@ -96,18 +96,21 @@ TEST_CASE("a GET or DELETE without a body has no Content-Length", "[http_message
     CHECK(head_of(req).starts_with("DELETE /v1/kv/k?index=17 HTTP/1.1\r\n"));
 }
 
-TEST_CASE("a request with a body carries token, type and length in order", "[http_message]") {
+TEST_CASE("a request with a body carries token, authorization, type and length in order",
+          "[http_message]") {
     request req;
     req.method = bhttp::verb::put;
     req.target = "/v1/txn";
     req.host = "consul:8500";
     req.token = "t";
+    req.authorization = "Basic dTpw";
     req.content_type = "application/json";
     req.body = std::string(1234, 'x');
     CHECK(head_of(req) == "PUT /v1/txn HTTP/1.1\r\n"
                           "Host: consul:8500\r\n"
                           "User-Agent: conclave/0.1\r\n"
                           "X-Consul-Token: t\r\n"
+                          "Authorization: Basic dTpw\r\n"
                           "Content-Type: application/json\r\n"
                           "Content-Length: 1234\r\n"
                           "\r\n");

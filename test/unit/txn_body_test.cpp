@@ -103,3 +103,19 @@ TEST_CASE("txn_body: flags and indexes, Go's lock and semaphore flags among them
     CHECK(txn_body(ops) ==
           R"([{"KV":{"Verb":"lock","Key":"k","Flags":3304740253564472344,"Session":"s"}}])");
 }
+
+TEST_CASE("txn_body: each op's namespace and partition, else the transaction's, only when set",
+          "[codec][txn]") {
+    auto own = txn_op::set("k", "v");
+    own.namespace_name = "team-b";
+    own.partition = "west";
+    std::vector<txn_op> ops{txn_op::get("a"), own};
+    CHECK(txn_body(ops) == via_json_tree(ops)); // none on the first, its own on the second
+    CHECK(txn_body({txn_op::get("a")}) == R"([{"KV":{"Verb":"get","Key":"a"}}])");
+    CHECK(
+        txn_body(ops, "team-a", "") ==
+        R"([{"KV":{"Verb":"get","Key":"a","Namespace":"team-a"}},)"
+        R"({"KV":{"Verb":"set","Key":"k","Value":"dg==","Namespace":"team-b","Partition":"west"}}])");
+    CHECK(txn_body({txn_op::get("a")}, "", "p\"") ==
+          R"([{"KV":{"Verb":"get","Key":"a","Partition":"p\""}}])"); // escaped as any string
+}

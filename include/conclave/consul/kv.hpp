@@ -85,6 +85,10 @@ struct kv_put_options {
     std::string acquire;              ///< lock with this session
     std::string release;              ///< unlock held by this session
     std::string datacenter;           ///< ?dc= (empty: the client's default)
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
@@ -110,6 +114,14 @@ struct kv_put_options {
         datacenter = std::move(v);
         return *this;
     }
+    kv_put_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    kv_put_options& with_partition(std::string v) {
+        partition = std::move(v);
+        return *this;
+    }
     kv_put_options& with_timeout(std::chrono::milliseconds v) {
         timeout = v;
         return *this;
@@ -127,6 +139,10 @@ struct kv_delete_options {
     bool recurse = false;             ///< delete every key with this prefix
     std::optional<std::uint64_t> cas; ///< only if ModifyIndex == N (absent key: true)
     std::string datacenter;           ///< ?dc= (empty: the client's default)
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
@@ -142,6 +158,14 @@ struct kv_delete_options {
     }
     kv_delete_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    kv_delete_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    kv_delete_options& with_partition(std::string v) {
+        partition = std::move(v);
         return *this;
     }
     kv_delete_options& with_timeout(std::chrono::milliseconds v) {

@@ -36,7 +36,11 @@ struct query_options {
     std::chrono::milliseconds wait{0};            ///< blocking wait (0: Consul's default, 5 min)
     consistency mode = consistency::default_mode; ///< consistency mode
     std::string datacenter;                       ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr;                  ///< filled on error when not null
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     query_options& with_index(std::uint64_t v) {
         index = v;
@@ -52,6 +56,14 @@ struct query_options {
     }
     query_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    query_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    query_options& with_partition(std::string v) {
+        partition = std::move(v);
         return *this;
     }
     query_options& with_diag(diagnostics* v) {
@@ -70,6 +82,10 @@ struct write_options {
     write_options() = default;
 
     std::string datacenter; ///< ?dc= (empty: the client's default)
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
@@ -77,6 +93,14 @@ struct write_options {
 
     write_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    write_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    write_options& with_partition(std::string v) {
+        partition = std::move(v);
         return *this;
     }
     write_options& with_timeout(std::chrono::milliseconds v) {

@@ -44,7 +44,11 @@ struct session_options {
     std::optional<std::vector<std::string>> node_checks;
     std::vector<service_check> service_checks; ///< service checks (empty: none)
     std::string datacenter;                    ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr;               ///< filled on error when not null
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     session_options& with_name(std::string v) {
         name = std::move(v);
@@ -81,6 +85,14 @@ struct session_options {
     }
     session_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    session_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    session_options& with_partition(std::string v) {
+        partition = std::move(v);
         return *this;
     }
     session_options& with_diag(diagnostics* v) {

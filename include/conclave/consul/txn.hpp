@@ -42,6 +42,10 @@ struct CONCLAVE_DECL txn_op {
     std::uint64_t flags = 0;     ///< the flags they write with it
     std::uint64_t index = 0;     ///< the ModifyIndex that cas, check_index and remove_cas expect
     std::string session;         ///< the session of lock, unlock and check_session
+    /// Consul Enterprise: the key's namespace (empty: the transaction's, see txn_options).
+    std::string namespace_name;
+    /// Consul Enterprise: the key's admin partition (empty: the transaction's).
+    std::string partition;
 
     /// Writes `value` and `flags` to `key`.
     static txn_op set(std::string key, std::string value, std::uint64_t flags = 0);
@@ -95,7 +99,11 @@ struct txn_options {
 
     consistency mode = consistency::default_mode; ///< read-only transactions only
     std::string datacenter;                       ///< ?dc= (empty: the client's default)
-    diagnostics* diag = nullptr;                  ///< filled on error when not null
+    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
+    std::string namespace_name;
+    /// Consul Enterprise ?partition= (empty: client_config::partition).
+    std::string partition;
+    diagnostics* diag = nullptr; ///< filled on error when not null
 
     txn_options& with_mode(consistency v) {
         mode = v;
@@ -103,6 +111,14 @@ struct txn_options {
     }
     txn_options& with_datacenter(std::string v) {
         datacenter = std::move(v);
+        return *this;
+    }
+    txn_options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return *this;
+    }
+    txn_options& with_partition(std::string v) {
+        partition = std::move(v);
         return *this;
     }
     txn_options& with_diag(diagnostics* v) {

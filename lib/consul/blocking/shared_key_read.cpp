@@ -177,7 +177,7 @@ private:
             diag_ = {};
             q.diag = &diag_;
             endpoint::kv_list read{folder_, q};
-            api_call call;
+            api_call call = client_->new_call();
             read.build(call); // (the folder was checked with the key)
             const auto started = clock::now();
             auto [ec, reply] = co_await client_->send(call);

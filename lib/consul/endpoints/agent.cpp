@@ -14,13 +14,14 @@ error_code txn::build(api_call& call) const {
     call.endpoint = "txn";
     call.method = bhttp::verb::put;
     call.path = "/v1/txn";
-    call.body = codec::txn_body(ops);
     call.content_type = "application/json";
     if (options.mode == consistency::consistent)
         call.flag("consistent");
     else if (options.mode == consistency::stale)
         call.flag("stale");
     call.datacenter = options.datacenter;
+    apply_scope(call, options);
+    call.body = codec::txn_body(ops, call.namespace_name, call.partition);
     call.diag = options.diag;
     return {};
 }
@@ -41,6 +42,7 @@ error_code status_leader::build(api_call& call) const {
     call.path = "/v1/status/leader";
     call.one_entry = true;
     call.datacenter = options.datacenter;
+    apply_scope(call, options);
     call.diag = options.diag;
     apply_timeout(call, options.timeout);
     return {};

@@ -161,6 +161,7 @@ error_code kv_put::build(api_call& call) {
     if (!options.release.empty())
         call.param("release", options.release);
     call.datacenter = options.datacenter;
+    apply_scope(call, options);
     call.body = std::move(value);
     call.content_type = "application/octet-stream";
     return {};
@@ -185,6 +186,7 @@ error_code kv_delete::build(api_call& call) const {
     if (options.cas)
         call.param("cas", std::to_string(*options.cas));
     call.datacenter = options.datacenter;
+    apply_scope(call, options);
     return {};
 }
 
