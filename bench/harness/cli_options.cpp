@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 namespace conclave::bench {
 
@@ -88,6 +90,20 @@ std::size_t positive(const std::string& flag, const std::string& v, bool zero_ok
     usage(2, flag + ": not a " + (zero_ok ? "non-negative" : "positive") + " integer: " + v);
 }
 
+// The member an option that takes a positive count sets; null for any other argument.
+std::size_t options::*count_option(std::string_view flag) {
+    static constexpr std::pair<std::string_view, std::size_t options::*> counts[] = {
+        {"--keys", &options::keys},       {"--processes", &options::processes},
+        {"--limit", &options::limit},     {"--watchers", &options::watchers},
+        {"--waiters", &options::waiters}, {"--connections", &options::connections},
+        {"--repeat", &options::repeat},
+    };
+    for (const auto& [name, member] : counts)
+        if (name == flag)
+            return member;
+    return nullptr;
+}
+
 } // namespace
 
 const std::vector<std::string>& all_scenarios() {
@@ -121,20 +137,8 @@ options parse_options(int argc, char** argv) {
             o.contenders.clear();
             for (const auto& n : split(value()))
                 o.contenders.push_back(positive(a, n));
-        } else if (a == "--keys")
-            o.keys = positive(a, value());
-        else if (a == "--processes")
-            o.processes = positive(a, value());
-        else if (a == "--limit")
-            o.limit = positive(a, value());
-        else if (a == "--watchers")
-            o.watchers = positive(a, value());
-        else if (a == "--waiters")
-            o.waiters = positive(a, value());
-        else if (a == "--connections")
-            o.connections = positive(a, value());
-        else if (a == "--repeat")
-            o.repeat = positive(a, value());
+        } else if (const auto count = count_option(a))
+            o.*count = positive(a, value());
         else if (a == "--hold-us")
             o.hold_us = static_cast<long>(positive(a, value(), true));
         else if (a == "--ttl-ms")

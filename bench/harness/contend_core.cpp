@@ -4,14 +4,9 @@
 // share one client (one pool) per process.
 #include "harness/scenarios.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <type_traits>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

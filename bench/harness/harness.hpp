@@ -7,10 +7,12 @@
 #include "harness/report.hpp"
 #include "harness/target.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
 #include <exception>
@@ -21,6 +23,10 @@
 namespace conclave::bench {
 
 namespace asio = boost::asio;
+
+/// The completion token of the bench's awaited operations: errors come back as values, to
+/// be counted, not thrown.
+inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 /// The raw GET round trip on one connection: the unit the targets are expressed in.
 struct rtt_baseline {

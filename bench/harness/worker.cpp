@@ -9,16 +9,12 @@
 
 #include <conclave/session.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdio>
 #include <map>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

@@ -9,7 +9,6 @@
 #include "harness/window.hpp"
 #include "peers/go_peer.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -17,8 +16,6 @@
 namespace conclave::bench {
 
 using namespace boost::asio::experimental::awaitable_operators;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
 namespace {
 
 // The holder's work: one turn of the loop, plus --hold-us. A monitor's query starts 1 ms

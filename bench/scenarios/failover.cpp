@@ -12,15 +12,11 @@
 #include "harness/piped_child.hpp"
 #include "harness/scenarios.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <csignal>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

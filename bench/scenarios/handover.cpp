@@ -13,18 +13,14 @@
 
 #include <conclave/elector.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 
 namespace conclave::bench {
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct handover_times {
     std::int64_t stepped_down_ns = 0; ///< a's task saw its cancellation

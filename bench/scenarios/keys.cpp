@@ -9,7 +9,6 @@
 
 #include <conclave/watch.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,8 +18,6 @@
 #include <deque>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

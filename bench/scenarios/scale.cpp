@@ -4,16 +4,12 @@
 // agent; then the first handoffs: requests and latency per handoff. The rest are cancelled.
 #include "harness/scenarios.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <deque>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

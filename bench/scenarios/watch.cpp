@@ -6,12 +6,9 @@
 
 #include <conclave/watch.hpp>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace conclave::bench {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

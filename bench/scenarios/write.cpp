@@ -6,14 +6,9 @@
 #include "harness/scenarios.hpp"
 #include "harness/window.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 namespace conclave::bench {
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct write_run {
     std::int64_t t0 = 0, t1 = 0;

@@ -104,6 +104,23 @@ std::optional<client_config> http_flags::make_config(const flag_set& flags,
     return cfg;
 }
 
+bool http_flags::open_client(const flag_set& flags, boost::asio::io_context& ioc,
+                             std::optional<client>& consul) const {
+    std::string error;
+    const auto cfg = make_config(flags, error);
+    if (!cfg) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        return false;
+    }
+    try {
+        consul.emplace(ioc.get_executor(), *cfg);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+        return false;
+    }
+    return true;
+}
+
 int usage_error(const std::string& message, const char* usage) {
     std::fprintf(stderr, "%s\n\n%s%s", message.c_str(), usage, http_flags_usage);
     return exit_code::error;

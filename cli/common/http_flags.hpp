@@ -5,7 +5,10 @@
 
 #include "cli/common/flags.hpp"
 
+#include <conclave/client.hpp>
 #include <conclave/config.hpp>
+
+#include <boost/asio/io_context.hpp>
 
 #include <optional>
 #include <string>
@@ -31,6 +34,11 @@ struct http_flags {
     /// config_from_env(), then every flag that was given. On failure returns nothing and
     /// sets `error` to a message naming the variable or flag at fault.
     std::optional<client_config> make_config(const flag_set& flags, std::string& error) const;
+
+    /// make_config(), then `consul` on `ioc`. On failure prints why to stderr and returns
+    /// false: the command exits with exit_code::error.
+    bool open_client(const flag_set& flags, boost::asio::io_context& ioc,
+                     std::optional<client>& consul) const;
 };
 
 /// Help text of the options above, for the commands' usage.

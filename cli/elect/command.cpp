@@ -6,7 +6,6 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
-#include "cli/common/session_ttl.hpp"
 #include "cli/elect/run.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/run.hpp"
@@ -93,22 +92,15 @@ std::string default_value() {
 
 int elect_command(args a) {
     elect_settings cfg;
-    std::chrono::nanoseconds lock_delay{default_lock_delay};
-    std::chrono::nanoseconds ttl{default_session_ttl};
+    held_command_flags held;
     bool leader_only = false;
     http_flags http;
     flag_set flags;
     flags.add_string("name", &cfg.value);
     flags.add_bool("once", &cfg.once);
     flags.add_int("max-restarts", &cfg.max_restarts);
-    flags.add_duration("ttl", &ttl);
-    flags.add_duration("lock-delay", &lock_delay);
-    flags.add_bool("shell", &cfg.shell);
-    flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("leader", &leader_only);
-    flags.add_bool("verbose", &cfg.verbose);
-    flags.add_signal("jeopardy-signal", &cfg.signals.jeopardy);
-    flags.add_signal("recovery-signal", &cfg.signals.recovery);
+    held.add_to(flags, cfg);
     http.add_to(flags);
 
     std::vector<std::string_view> rest;
@@ -132,14 +124,8 @@ int elect_command(args a) {
         std::fputs("Key and child command must be specified\n", stderr);
         return exit_code::error;
     }
-    if (const auto bad = check_lock_delay(lock_delay); !bad.empty()) {
-        std::fprintf(stderr, "%s\n", bad.c_str());
+    if (refused(check_lock_delay(held.lock_delay)) || refused(check_session_ttl(held.ttl)))
         return exit_code::error;
-    }
-    if (const auto bad = check_session_ttl(ttl); !bad.empty()) {
-        std::fprintf(stderr, "%s\n", bad.c_str());
-        return exit_code::error;
-    }
     cfg.key = clean_key_path(given_key);
     if (cfg.key.empty()) {
         std::fprintf(stderr, "Key '%s' names no key: give a path such as service/web/leader\n",
@@ -147,23 +133,11 @@ int elect_command(args a) {
         return exit_code::error;
     }
     cfg.command.assign(rest.begin(), rest.end());
-    cfg.lock_delay = std::chrono::duration_cast<std::chrono::milliseconds>(lock_delay);
-    cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
+    held.store(cfg);
     if (!flags.was_set("name"))
         cfg.value = default_value();
-    {
-        std::string joined;
-        for (const auto& part : cfg.command)
-            joined += (joined.empty() ? "" : " ") + part;
-        cfg.session_name = "conclave elect for '" + joined + "' at '" + cfg.key + "'";
-    }
+    cfg.session_name = session_name_for("conclave elect", cfg.command, cfg.key);
 
-    std::string error;
-    auto consul_cfg = http.make_config(flags, error);
-    if (!consul_cfg) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return exit_code::error;
-    }
     boost::asio::io_context ioc;
     // Installed first, so that SIGINT/SIGTERM never take their default action (which
     // would leave the session and the child behind) once this command has started.
@@ -171,12 +145,8 @@ int elect_command(args a) {
     if (!leader_only)
         signals.emplace(ioc, SIGINT, SIGTERM);
     std::optional<client> consul;
-    try {
-        consul.emplace(ioc.get_executor(), *consul_cfg);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+    if (!http.open_client(flags, ioc, consul))
         return exit_code::error;
-    }
     if (leader_only)
         return run_command(ioc, print_leader(cfg.key, *consul), "elect");
     return run_command(ioc, run_elect(cfg, *consul, *signals), "elect");

@@ -50,20 +50,10 @@ std::optional<int> kv_parse(kv_common& c, args a, std::vector<std::string_view>&
 /// the HTTP flags; returns its exit status.
 template <class Body>
 int with_client(kv_common& c, Body body) {
-    std::string error;
-    auto cfg = c.http.make_config(c.flags, error);
-    if (!cfg) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return exit_code::error;
-    }
     boost::asio::io_context ioc;
     std::optional<client> consul;
-    try {
-        consul.emplace(ioc.get_executor(), *cfg);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+    if (!c.http.open_client(c.flags, ioc, consul))
         return exit_code::error;
-    }
     return run_command(ioc, body(*consul), "kv");
 }
 

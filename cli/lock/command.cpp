@@ -5,7 +5,6 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
-#include "cli/common/session_ttl.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock/run.hpp"
 #include "cli/run.hpp"
@@ -77,9 +76,8 @@ Options:
 int lock_command(args a) {
     std::int64_t limit = 1, monitor_retry = 3;
     std::chrono::nanoseconds timeout{0};
-    std::chrono::nanoseconds ttl{default_session_ttl};
-    std::chrono::nanoseconds lock_delay{default_lock_delay};
     lock_settings cfg;
+    held_command_flags held;
     http_flags http;
     flag_set flags;
     flags.add_int("n", &limit);
@@ -87,14 +85,8 @@ int lock_command(args a) {
     flags.add_duration("try", &timeout);
     flags.add_int("monitor-retry", &monitor_retry);
     flags.add_string("name", &cfg.session_name);
-    flags.add_duration("ttl", &ttl);
-    flags.add_duration("lock-delay", &lock_delay);
-    flags.add_bool("shell", &cfg.shell);
-    flags.add_bool("pass-stdin", &cfg.pass_stdin);
     flags.add_bool("child-exit-code", &cfg.child_exit_code);
-    flags.add_bool("verbose", &cfg.verbose);
-    flags.add_signal("jeopardy-signal", &cfg.signals.jeopardy);
-    flags.add_signal("recovery-signal", &cfg.signals.recovery);
+    held.add_to(flags, cfg);
     http.add_to(flags);
 
     std::vector<std::string_view> rest;
@@ -122,14 +114,8 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
-    if (const auto bad = check_session_ttl(ttl); !bad.empty()) {
-        std::fprintf(stderr, "%s\n", bad.c_str());
+    if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)))
         return exit_code::error;
-    }
-    if (const auto bad = check_lock_delay(lock_delay); !bad.empty()) {
-        std::fprintf(stderr, "%s\n", bad.c_str());
-        return exit_code::error;
-    }
     std::string_view prefix = rest[0];
     while (!prefix.empty() && prefix.front() == '/')
         prefix.remove_prefix(1);
@@ -144,32 +130,17 @@ int lock_command(args a) {
     cfg.limit = static_cast<unsigned>(limit);
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
-    cfg.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
-    cfg.lock_delay = std::chrono::duration_cast<std::chrono::milliseconds>(lock_delay);
-    if (cfg.session_name.empty()) {
-        std::string joined;
-        for (const auto& part : cfg.command)
-            joined += (joined.empty() ? "" : " ") + part;
-        cfg.session_name = "Consul lock for '" + joined + "' at '" + std::string(prefix) + "'";
-    }
+    held.store(cfg);
+    if (cfg.session_name.empty())
+        cfg.session_name = session_name_for("Consul lock", cfg.command, prefix);
 
-    std::string error;
-    auto consul_cfg = http.make_config(flags, error);
-    if (!consul_cfg) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return exit_code::error;
-    }
     boost::asio::io_context ioc;
     // Installed first, so that SIGINT/SIGTERM never take their default action (which
     // would leave the session and the child behind) once this command has started.
     boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
     std::optional<client> consul;
-    try {
-        consul.emplace(ioc.get_executor(), *consul_cfg);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+    if (!http.open_client(flags, ioc, consul))
         return exit_code::error;
-    }
     return run_command(ioc, run_lock(cfg, *consul, signals), "lock");
 }
 

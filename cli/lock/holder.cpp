@@ -17,40 +17,54 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 // `consul lock -monitor-retry`: retries are 1 s apart.
 constexpr std::chrono::milliseconds monitor_retry_wait{1000};
 
-class key_lock final : public lock_holder {
+// The grant's side of lock_holder, alike for a lock's lease and a semaphore's permit.
+// `Holder` (CRTP) has grant_ (the lease or permit) and recipe_ (the lock or semaphore),
+// declared in the order their lifetimes need.
+template <class Holder>
+class grant_holder : public lock_holder {
 public:
-    key_lock(client& c, std::string key, unsigned monitor_retries)
-        : lock_(c, std::move(key),
-                lock_options{}.with_monitor_retries(monitor_retries, monitor_retry_wait)) {}
-
-    asio::awaitable<error_code> acquire(session& s) override {
-        auto [failed, lease] = co_await lock_.async_acquire(s, with_text);
-        auto f = failure_of(failed);
-        if (!f)
-            lease_ = std::move(lease);
-        failure_text_ = std::move(f.text);
-        co_return f.ec;
-    }
     asio::awaitable<error_code> wait_lost() override {
-        auto [ec] = co_await lease_.async_wait_lost(tuple_awaitable);
+        auto [ec] = co_await self().grant_.async_wait_lost(tuple_awaitable);
         co_return ec;
     }
-    bool held() const override { return lease_.valid() && lease_.held().has_value(); }
-    const fencing_token& token() const override { return lease_.token(); }
+    bool held() const override { return self().grant_.valid() && self().grant_.held().has_value(); }
+    const fencing_token& token() const override { return self().grant_.token(); }
     asio::awaitable<std::tuple<error_code, hold_health>>
     wait_health_change(hold_health seen) override {
-        co_return co_await lease_.async_wait_health_change(seen, tuple_awaitable);
+        co_return co_await self().grant_.async_wait_health_change(seen, tuple_awaitable);
     }
-    std::chrono::steady_clock::duration remaining() const override { return lease_.remaining(); }
+    std::chrono::steady_clock::duration remaining() const override {
+        return self().grant_.remaining();
+    }
     asio::awaitable<error_code> release() override {
-        auto [ec] = co_await lease_.async_release(tuple_awaitable);
+        auto [ec] = co_await self().grant_.async_release(tuple_awaitable);
         co_return ec;
     }
     asio::awaitable<error_code> destroy() override {
-        auto [ec] = co_await lock_.async_destroy(tuple_awaitable);
+        auto [ec] = co_await self().recipe_.async_destroy(tuple_awaitable);
         co_return ec;
     }
-    std::string key() const override { return lock_.key(); }
+
+private:
+    Holder& self() { return static_cast<Holder&>(*this); }
+    const Holder& self() const { return static_cast<const Holder&>(*this); }
+};
+
+class key_lock final : public grant_holder<key_lock> {
+public:
+    key_lock(client& c, std::string key, unsigned monitor_retries)
+        : recipe_(c, std::move(key),
+                  lock_options{}.with_monitor_retries(monitor_retries, monitor_retry_wait)) {}
+
+    asio::awaitable<error_code> acquire(session& s) override {
+        auto [failed, lease] = co_await recipe_.async_acquire(s, with_text);
+        auto f = failure_of(failed);
+        if (!f)
+            grant_ = std::move(lease);
+        failure_text_ = std::move(f.text);
+        co_return f.ec;
+    }
+    std::string key() const override { return recipe_.key(); }
     std::string describe(const error_code& ec) const override {
         if (ec == errc::conflict)
             return "Existing key does not match lock use";
@@ -58,45 +72,27 @@ public:
     }
 
 private:
-    lock lock_;
-    lock_lease lease_;
+    friend class grant_holder<key_lock>;
+    lock recipe_;
+    lock_lease grant_;
     std::string failure_text_; ///< of the last acquire
 };
 
-class semaphore_slot final : public lock_holder {
+class semaphore_slot final : public grant_holder<semaphore_slot> {
 public:
     semaphore_slot(client& c, std::string prefix, unsigned limit, unsigned monitor_retries)
-        : sem_(c, std::move(prefix), limit,
-               semaphore_options{}
-                   .with_monitor_retries(monitor_retries, monitor_retry_wait)
-                   .with_diag(&diag_)) {}
+        : recipe_(c, std::move(prefix), limit,
+                  semaphore_options{}
+                      .with_monitor_retries(monitor_retries, monitor_retry_wait)
+                      .with_diag(&diag_)) {}
 
     asio::awaitable<error_code> acquire(session& s) override {
-        auto [ec, p] = co_await sem_.async_acquire(s, tuple_awaitable);
+        auto [ec, p] = co_await recipe_.async_acquire(s, tuple_awaitable);
         if (!ec)
-            permit_ = std::move(p);
+            grant_ = std::move(p);
         co_return ec;
     }
-    asio::awaitable<error_code> wait_lost() override {
-        auto [ec] = co_await permit_.async_wait_lost(tuple_awaitable);
-        co_return ec;
-    }
-    bool held() const override { return permit_.valid() && permit_.held().has_value(); }
-    const fencing_token& token() const override { return permit_.token(); }
-    asio::awaitable<std::tuple<error_code, hold_health>>
-    wait_health_change(hold_health seen) override {
-        co_return co_await permit_.async_wait_health_change(seen, tuple_awaitable);
-    }
-    std::chrono::steady_clock::duration remaining() const override { return permit_.remaining(); }
-    asio::awaitable<error_code> release() override {
-        auto [ec] = co_await permit_.async_release(tuple_awaitable);
-        co_return ec;
-    }
-    asio::awaitable<error_code> destroy() override {
-        auto [ec] = co_await sem_.async_destroy(tuple_awaitable);
-        co_return ec;
-    }
-    std::string key() const override { return sem_.prefix() + "/.lock"; }
+    std::string key() const override { return recipe_.prefix() + "/.lock"; }
     std::string describe(const error_code& ec) const override {
         if (ec == errc::limit_conflict && !diag_.client_message.empty())
             return diag_.client_message;
@@ -106,9 +102,10 @@ public:
     }
 
 private:
-    diagnostics diag_; ///< of the last acquire (before sem_, which points at it)
-    semaphore sem_;
-    permit permit_;
+    friend class grant_holder<semaphore_slot>;
+    diagnostics diag_; ///< of the last acquire (before recipe_, which points at it)
+    semaphore recipe_;
+    permit grant_;
 };
 
 } // namespace

@@ -5,18 +5,15 @@
 #include "cli/commands.hpp"
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
-#include "cli/common/startup_check.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/run.hpp"
+#include "cli/watch/states.hpp"
 #include "cli/watch/typed.hpp"
 
 #include <conclave/watch.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -26,11 +23,8 @@
 namespace conclave::cli {
 
 namespace asio = boost::asio;
-using namespace asio::experimental::awaitable_operators;
 
 namespace {
-
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 constexpr const char* watch_usage = R"(Usage: conclave watch [options] <key | prefix/>
        conclave watch -type=key -key=<key> [options] [handler...]
@@ -123,36 +117,16 @@ void report(const watch_snapshot& snap, std::map<std::string, kv_entry>& last, b
     last = std::move(now);
 }
 
-asio::awaitable<std::tuple<error_code, watch_snapshot>> next_change(watch& w) {
-    co_return co_await w.async_next(tuple_awaitable);
-}
-
 asio::awaitable<int> run_watch(client& consul, watch_target target, std::uint64_t count,
                                asio::signal_set& signals) {
     const std::string watched = target.path();
-    {
-        // Transient errors are retried quietly by the watch: a wrong address would just
-        // hang, so check once that Consul answers.
-        if (auto stop = co_await check_agent(consul, signals, "watching"))
-            co_return *stop;
-    }
-    diagnostics diag;
-    auto opts = watch_options{}.with_diag(&diag);
-    watch w{consul, std::move(target), opts};
     std::map<std::string, kv_entry> last;
-    for (std::uint64_t reports = 0; count == 0 || reports < count; ++reports) {
-        auto r = co_await (next_change(w) || next_signal(signals));
-        if (r.index() == 1)
-            co_return exit_code::ok;
-        auto& [ec, snap] = std::get<0>(r);
-        if (ec) {
-            std::fprintf(stderr, "Error watching '%s': %s\n", watched.c_str(),
-                         conclave::error(ec, diag).what());
-            co_return exit_code::error;
-        }
-        report(snap, last, reports == 0, watched);
-    }
-    co_return exit_code::ok;
+    co_return co_await watch_states(
+        consul, std::move(target), count, signals,
+        [&](const watch_snapshot& snap, std::uint64_t n) -> asio::awaitable<std::optional<int>> {
+            report(snap, last, n == 0, watched);
+            co_return std::nullopt;
+        });
 }
 
 // `consul watch`'s checks of -type, -key and -prefix, with its messages. Empty: valid.
@@ -211,21 +185,11 @@ int watch_command(args a) {
                                               std::to_string(rest.size()) + ")",
                            watch_usage);
     }
-    std::string error;
-    auto cfg = http.make_config(flags, error);
-    if (!cfg) {
-        std::fprintf(stderr, "%s\n", error.c_str());
-        return exit_code::error;
-    }
     asio::io_context ioc;
     asio::signal_set signals(ioc, SIGINT, SIGTERM);
     std::optional<client> consul;
-    try {
-        consul.emplace(ioc.get_executor(), *cfg);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "Error connecting to Consul agent: %s\n", e.what());
+    if (!http.open_client(flags, ioc, consul))
         return exit_code::error;
-    }
     if (typed) {
         typed_watch_settings settings;
         settings.target = type == "key" ? watch::key(key) : watch::prefix(prefix_flag);

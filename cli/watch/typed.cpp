@@ -3,13 +3,12 @@
 #include "cli/common/kv_json.hpp"
 #include "cli/common/startup_check.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/watch/states.hpp"
 #include "cli/watch/typed.hpp"
 #include "process/exit_wait.hpp"
 #include "process/wait_status.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -25,12 +24,6 @@ namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {
-
-constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-asio::awaitable<std::tuple<error_code, watch_snapshot>> next_change(watch& w) {
-    co_return co_await w.async_next(tuple_awaitable);
-}
 
 // A closed-on-exit file holding `text`, read from its start: the handler's stdin. (Not a
 // pipe: a handler that reads nothing cannot block conclave, whatever the size.)
@@ -95,34 +88,20 @@ asio::awaitable<handler_outcome> run_handler(const typed_watch_settings& cfg,
 
 asio::awaitable<int> run_typed_watch(client& consul, typed_watch_settings cfg,
                                      asio::signal_set& signals) {
-    // Transient errors are retried quietly by the watch: a wrong address would just hang,
-    // so check once that Consul answers.
-    if (auto stop = co_await check_agent(consul, signals, "watching"))
-        co_return *stop;
     const bool single = cfg.target.what() == watch_target::kind::key;
-    const std::string watched = cfg.target.path();
-    diagnostics diag;
-    watch w{consul, cfg.target, watch_options{}.with_diag(&diag)};
-    for (std::uint64_t runs = 0; cfg.count == 0 || runs < cfg.count; ++runs) {
-        auto r = co_await (next_change(w) || next_signal(signals));
-        if (r.index() == 1)
-            co_return exit_code::ok;
-        auto& [ec, snap] = std::get<0>(r);
-        if (ec) {
-            std::fprintf(stderr, "Error watching '%s': %s\n", watched.c_str(),
-                         conclave::error(ec, diag).what());
-            co_return exit_code::error;
-        }
-        if (cfg.handler.empty()) {
-            std::printf("%s\n", watch_json(snap.entries, single, true).c_str());
-            co_return exit_code::ok;
-        }
-        const auto done =
-            co_await run_handler(cfg, watch_json(snap.entries, single, false), snap.index, signals);
-        if (done.stop)
-            co_return done.exit;
-    }
-    co_return exit_code::ok;
+    co_return co_await watch_states(
+        consul, cfg.target, cfg.count, signals,
+        [&](const watch_snapshot& snap, std::uint64_t) -> asio::awaitable<std::optional<int>> {
+            if (cfg.handler.empty()) {
+                std::printf("%s\n", watch_json(snap.entries, single, true).c_str());
+                co_return exit_code::ok;
+            }
+            const auto done = co_await run_handler(cfg, watch_json(snap.entries, single, false),
+                                                   snap.index, signals);
+            if (done.stop)
+                co_return done.exit;
+            co_return std::nullopt;
+        });
 }
 
 } // namespace conclave::cli

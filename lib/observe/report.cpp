@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: BSL-1.0
-#include "consul/client_impl.hpp"
 #include "observe/report.hpp"
 
 namespace conclave::detail {
 
+// Through the client's public config(): the observe layer does not reach into the client's
+// state (lib/consul), which reports through it.
 const logger& log_of(const client& c) noexcept {
-    return client_access::impl(c).config.log;
+    return c.config().log;
 }
 
 observer* observer_of(const client& c) noexcept {
-    return client_access::impl(c).config.observer.get();
+    return c.config().observer.get();
 }
 
 void report_health(const client& c, hold_kind kind, std::string_view name, hold_health h,

@@ -65,4 +65,18 @@ const value* find_field(const value& object, std::string_view name);
 /// "    ") followed by "\n" (codec/go/json_marshal.hpp).
 std::string answer_body(const boost::json::value& v);
 
+/// The first of the errors met while decoding a document: encoding/json goes on after a
+/// type error and reports the first one.
+class first_error {
+public:
+    void save(std::string e) {
+        if (e_.empty())
+            e_ = std::move(e);
+    }
+    const std::string& get() const { return e_; }
+
+private:
+    std::string e_;
+};
+
 } // namespace conclave::dev::detail::gojson

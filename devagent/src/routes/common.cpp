@@ -5,6 +5,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <boost/json/value_from.hpp>
 
 namespace conclave::dev::detail {
 
@@ -49,6 +50,10 @@ bool foreign_dc(const agent_impl& a, const http_request& req) {
     return !dc.empty() && dc != a.cfg.datacenter;
 }
 
+http_response no_path_to_dc() {
+    return text_response(500, "No path to datacenter");
+}
+
 std::string_view path_rest(const http_request& req, std::string_view prefix) {
     const std::string_view path = req.path;
     if (path.size() >= prefix.size() && path.compare(0, prefix.size(), prefix) == 0)
@@ -64,14 +69,10 @@ json::object session_json(const session_rec& s) {
     o["LockDelay"] = s.lock_delay_ns;
     o["Behavior"] = s.behavior;
     o["TTL"] = s.ttl;
-    if (s.node_checks) {
-        json::array a;
-        for (const auto& c : *s.node_checks)
-            a.emplace_back(c);
-        o["NodeChecks"] = std::move(a);
-    } else {
+    if (s.node_checks)
+        o["NodeChecks"] = json::value_from(*s.node_checks);
+    else
         o["NodeChecks"] = nullptr;
-    }
     if (s.service_checks) {
         json::array a;
         for (const auto& c : *s.service_checks) {
@@ -84,12 +85,8 @@ json::object session_json(const session_rec& s) {
     } else {
         o["ServiceChecks"] = nullptr;
     }
-    if (!s.checks.empty()) {
-        json::array a;
-        for (const auto& c : s.checks)
-            a.emplace_back(c);
-        o["Checks"] = std::move(a);
-    }
+    if (!s.checks.empty())
+        o["Checks"] = json::value_from(s.checks);
     o["CreateIndex"] = s.create_index;
     o["ModifyIndex"] = s.modify_index;
     return o;

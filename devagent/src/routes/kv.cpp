@@ -18,8 +18,17 @@ namespace {
 
 constexpr std::string_view kv_prefix = "/v1/kv/";
 
-http_response no_path_to_dc() {
-    return text_response(500, "No path to datacenter");
+// The query parameter `name`, when given, as strconv.ParseUint reads it, into `out`.
+// Returns the answer to one it cannot read: its error, with the 500 of Consul's handler.
+std::optional<http_response> query_uint(const http_request& req, const char* name,
+                                        std::uint64_t& out) {
+    if (!req.query.has(name))
+        return std::nullopt;
+    const auto v = codec::go::parse_uint(req.query.get(name));
+    if (!v.value)
+        return text_response(500, v.error);
+    out = *v.value;
+    return std::nullopt;
 }
 
 // conflictingFlags: at most one of the flags may be present.
@@ -157,17 +166,11 @@ http_response kv_put(agent_impl& a, const http_request& req, std::string_view ke
     kv_entry e;
     e.key = key;
     kv_op op = kv_op::set;
-    if (req.query.has("flags")) {
-        const auto v = codec::go::parse_uint(req.query.get("flags"));
-        if (!v.value)
-            return text_response(500, v.error);
-        e.flags = *v.value;
-    }
+    if (auto bad = query_uint(req, "flags", e.flags))
+        return std::move(*bad);
     if (req.query.has("cas")) {
-        const auto v = codec::go::parse_uint(req.query.get("cas"));
-        if (!v.value)
-            return text_response(500, v.error);
-        e.modify_index = *v.value;
+        if (auto bad = query_uint(req, "cas", e.modify_index))
+            return std::move(*bad);
         op = kv_op::cas;
     }
     if (req.query.has("acquire")) {
@@ -217,10 +220,8 @@ http_response kv_delete(agent_impl& a, const http_request& req, std::string_view
     else if (key.empty())
         return text_response(400, "Missing key name");
     if (req.query.has("cas")) {
-        const auto v = codec::go::parse_uint(req.query.get("cas"));
-        if (!v.value)
-            return text_response(500, v.error);
-        e.modify_index = *v.value;
+        if (auto bad = query_uint(req, "cas", e.modify_index))
+            return std::move(*bad);
         op = kv_op::delete_cas;
     }
     if (foreign_dc(a, req))

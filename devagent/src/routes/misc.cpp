@@ -7,6 +7,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <boost/json/value_from.hpp>
 
 namespace conclave::dev::detail {
 
@@ -17,10 +18,6 @@ namespace {
 
 constexpr const char* consul_version = "1.8.0";
 
-http_response no_path_to_dc() {
-    return text_response(500, "No path to datacenter");
-}
-
 // Decoding helpers for the catalog bodies: strict about types, like encoding/json, and
 // matching names case-insensitively.
 class body_reader {
@@ -28,32 +25,18 @@ public:
     std::string error;
 
     void str(const gojson::value& o, std::string_view name, std::string& out, std::string_view st) {
-        const gojson::value* f = gojson::find_field(o, name);
-        if (f == nullptr || f->is_null())
-            return;
-        if (f->k == kind::string)
+        if (const gojson::value* f = field(o, name, kind::string, st, "string"))
             out = f->text;
-        else
-            fail(gojson::type_error(gojson::describe(*f), st, name, "string"));
     }
     void boolean(const gojson::value& o, std::string_view name, bool& out, std::string_view st) {
-        const gojson::value* f = gojson::find_field(o, name);
-        if (f == nullptr || f->is_null())
-            return;
-        if (f->k == kind::boolean)
+        if (const gojson::value* f = field(o, name, kind::boolean, st, "bool"))
             out = f->b;
-        else
-            fail(gojson::type_error(gojson::describe(*f), st, name, "bool"));
     }
     void integer(const gojson::value& o, std::string_view name, std::int64_t& out,
                  std::string_view st) {
-        const gojson::value* f = gojson::find_field(o, name);
-        if (f == nullptr || f->is_null())
+        const gojson::value* f = field(o, name, kind::number, st, "int");
+        if (f == nullptr)
             return;
-        if (f->k != kind::number) {
-            fail(gojson::type_error(gojson::describe(*f), st, name, "int"));
-            return;
-        }
         try {
             std::size_t used = 0;
             out = std::stoll(f->text, &used);
@@ -65,13 +48,9 @@ public:
     }
     void strings(const gojson::value& o, std::string_view name, std::vector<std::string>& out,
                  std::string_view st) {
-        const gojson::value* f = gojson::find_field(o, name);
-        if (f == nullptr || f->is_null())
+        const gojson::value* f = field(o, name, kind::array, st, "[]string");
+        if (f == nullptr)
             return;
-        if (f->k != kind::array) {
-            fail(gojson::type_error(gojson::describe(*f), st, name, "[]string"));
-            return;
-        }
         out.clear();
         for (const auto& item : f->items) {
             if (item.k == kind::string)
@@ -84,13 +63,9 @@ public:
     }
     void string_map(const gojson::value& o, std::string_view name,
                     std::map<std::string, std::string>& out, std::string_view st) {
-        const gojson::value* f = gojson::find_field(o, name);
-        if (f == nullptr || f->is_null())
+        const gojson::value* f = field(o, name, kind::object, st, "map[string]string");
+        if (f == nullptr)
             return;
-        if (f->k != kind::object) {
-            fail(gojson::type_error(gojson::describe(*f), st, name, "map[string]string"));
-            return;
-        }
         for (const auto& [k, v] : f->members) {
             if (v.k == kind::string)
                 out[k] = v.text;
@@ -100,6 +75,19 @@ public:
     }
 
 private:
+    // Member `name` of `o` when it is there, not null and of kind `k`. Missing and null
+    // leave the target as it is; another kind is Go's type error for `go_type` (field
+    // `name` of struct `st`), and nothing to read.
+    const gojson::value* field(const gojson::value& o, std::string_view name, kind k,
+                               std::string_view st, std::string_view go_type) {
+        const gojson::value* f = gojson::find_field(o, name);
+        if (f == nullptr || f->is_null())
+            return nullptr;
+        if (f->k == k)
+            return f;
+        fail(gojson::type_error(gojson::describe(*f), st, name, go_type));
+        return nullptr;
+    }
     void fail(std::string e) {
         if (error.empty())
             error = std::move(e);
@@ -119,20 +107,42 @@ check_rec read_check(body_reader& rd, const gojson::value& c) {
     return out;
 }
 
+// Decodes a catalog write's body as encoding/json decodes it into structs.<request>: an
+// object goes to `read` (its Datacenter read here), null leaves everything empty. Returns
+// the answer when the write goes no further: a body that cannot be decoded, or another
+// datacenter's. Nothing: go on.
+template <class Read>
+std::optional<http_response> read_catalog_body(agent_impl& a, const http_request& req,
+                                               const std::string& request, Read read) {
+    if (!req.body_error.empty())
+        return undecodable_body(req);
+    const auto parsed = gojson::decode_first(req.body);
+    if (!parsed.v)
+        return text_response(400, "Request decode failed: " + parsed.error);
+    const gojson::value& v = *parsed.v;
+    std::string datacenter;
+    body_reader rd;
+    if (v.k == kind::object) {
+        rd.str(v, "Datacenter", datacenter, request);
+        read(rd, v);
+    } else if (!v.is_null()) {
+        rd.error = gojson::type_error(gojson::describe(v), "", "", "structs." + request);
+    }
+    if (!rd.error.empty())
+        return text_response(400, "Request decode failed: " + rd.error);
+    if ((!datacenter.empty() && datacenter != a.cfg.datacenter) || foreign_dc(a, req))
+        return no_path_to_dc();
+    return std::nullopt;
+}
+
 json::object node_json(const node_rec& n) {
     json::object o;
     o["ID"] = n.id;
     o["Node"] = n.name;
     o["Address"] = n.address;
     o["Datacenter"] = n.datacenter;
-    json::object tagged;
-    for (const auto& [k, v] : n.tagged_addresses)
-        tagged[k] = v;
-    o["TaggedAddresses"] = std::move(tagged);
-    json::object meta;
-    for (const auto& [k, v] : n.meta)
-        meta[k] = v;
-    o["Meta"] = std::move(meta);
+    o["TaggedAddresses"] = json::value_from(n.tagged_addresses);
+    o["Meta"] = json::value_from(n.meta);
     o["CreateIndex"] = n.create_index;
     o["ModifyIndex"] = n.modify_index;
     return o;
@@ -160,10 +170,7 @@ json::object service_json(const service_rec& s) {
     json::object o;
     o["ID"] = s.id;
     o["Service"] = s.service;
-    json::array tags;
-    for (const auto& t : s.tags)
-        tags.emplace_back(t);
-    o["Tags"] = std::move(tags);
+    o["Tags"] = json::value_from(s.tags);
     o["Address"] = s.address;
     o["Port"] = s.port;
     o["CreateIndex"] = s.create_index;
@@ -217,45 +224,33 @@ http_response agent_self(agent_impl& a, const http_request&) {
 }
 
 http_response catalog_register(agent_impl& a, const http_request& req) {
-    if (!req.body_error.empty())
-        return undecodable_body(req);
-    const auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Request decode failed: " + parsed.error);
-    const gojson::value& v = *parsed.v;
     register_request r;
-    std::string datacenter;
-    body_reader rd;
-    if (v.k == kind::object) {
-        rd.str(v, "Datacenter", datacenter, "RegisterRequest");
-        rd.str(v, "ID", r.id, "RegisterRequest");
-        rd.str(v, "Node", r.node, "RegisterRequest");
-        rd.str(v, "Address", r.address, "RegisterRequest");
-        rd.string_map(v, "TaggedAddresses", r.tagged_addresses, "RegisterRequest");
-        rd.string_map(v, "NodeMeta", r.meta, "RegisterRequest");
-        rd.boolean(v, "SkipNodeUpdate", r.skip_node_update, "RegisterRequest");
-        if (const auto* s = gojson::find_field(v, "Service"); s && s->k == kind::object) {
-            service_rec svc;
-            rd.str(*s, "ID", svc.id, "NodeService");
-            rd.str(*s, "Service", svc.service, "NodeService");
-            rd.strings(*s, "Tags", svc.tags, "NodeService");
-            rd.str(*s, "Address", svc.address, "NodeService");
-            rd.integer(*s, "Port", svc.port, "NodeService");
-            r.service = std::move(svc);
-        }
-        if (const auto* c = gojson::find_field(v, "Check"); c && c->k == kind::object)
-            r.checks.push_back(read_check(rd, *c));
-        if (const auto* cs = gojson::find_field(v, "Checks"); cs && cs->k == kind::array)
-            for (const auto& c : cs->items)
-                if (c.k == kind::object)
-                    r.checks.push_back(read_check(rd, c));
-    } else if (!v.is_null()) {
-        rd.error = gojson::type_error(gojson::describe(v), "", "", "structs.RegisterRequest");
-    }
-    if (!rd.error.empty())
-        return text_response(400, "Request decode failed: " + rd.error);
-    if ((!datacenter.empty() && datacenter != a.cfg.datacenter) || foreign_dc(a, req))
-        return no_path_to_dc();
+    auto refused =
+        read_catalog_body(a, req, "RegisterRequest", [&](body_reader& rd, const gojson::value& v) {
+            rd.str(v, "ID", r.id, "RegisterRequest");
+            rd.str(v, "Node", r.node, "RegisterRequest");
+            rd.str(v, "Address", r.address, "RegisterRequest");
+            rd.string_map(v, "TaggedAddresses", r.tagged_addresses, "RegisterRequest");
+            rd.string_map(v, "NodeMeta", r.meta, "RegisterRequest");
+            rd.boolean(v, "SkipNodeUpdate", r.skip_node_update, "RegisterRequest");
+            if (const auto* s = gojson::find_field(v, "Service"); s && s->k == kind::object) {
+                service_rec svc;
+                rd.str(*s, "ID", svc.id, "NodeService");
+                rd.str(*s, "Service", svc.service, "NodeService");
+                rd.strings(*s, "Tags", svc.tags, "NodeService");
+                rd.str(*s, "Address", svc.address, "NodeService");
+                rd.integer(*s, "Port", svc.port, "NodeService");
+                r.service = std::move(svc);
+            }
+            if (const auto* c = gojson::find_field(v, "Check"); c && c->k == kind::object)
+                r.checks.push_back(read_check(rd, *c));
+            if (const auto* cs = gojson::find_field(v, "Checks"); cs && cs->k == kind::array)
+                for (const auto& c : cs->items)
+                    if (c.k == kind::object)
+                        r.checks.push_back(read_check(rd, c));
+        });
+    if (refused)
+        return std::move(*refused);
     if (std::string err = a.state.catalog_register(std::move(r), std::chrono::steady_clock::now());
         !err.empty())
         return text_response(500, err);
@@ -263,26 +258,15 @@ http_response catalog_register(agent_impl& a, const http_request& req) {
 }
 
 http_response catalog_deregister(agent_impl& a, const http_request& req) {
-    if (!req.body_error.empty())
-        return undecodable_body(req);
-    const auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Request decode failed: " + parsed.error);
-    const gojson::value& v = *parsed.v;
-    std::string node, service_id, check_id, datacenter;
-    body_reader rd;
-    if (v.k == kind::object) {
-        rd.str(v, "Datacenter", datacenter, "DeregisterRequest");
-        rd.str(v, "Node", node, "DeregisterRequest");
-        rd.str(v, "ServiceID", service_id, "DeregisterRequest");
-        rd.str(v, "CheckID", check_id, "DeregisterRequest");
-    } else if (!v.is_null()) {
-        rd.error = gojson::type_error(gojson::describe(v), "", "", "structs.DeregisterRequest");
-    }
-    if (!rd.error.empty())
-        return text_response(400, "Request decode failed: " + rd.error);
-    if ((!datacenter.empty() && datacenter != a.cfg.datacenter) || foreign_dc(a, req))
-        return no_path_to_dc();
+    std::string node, service_id, check_id;
+    auto refused = read_catalog_body(a, req, "DeregisterRequest",
+                                     [&](body_reader& rd, const gojson::value& v) {
+                                         rd.str(v, "Node", node, "DeregisterRequest");
+                                         rd.str(v, "ServiceID", service_id, "DeregisterRequest");
+                                         rd.str(v, "CheckID", check_id, "DeregisterRequest");
+                                     });
+    if (refused)
+        return std::move(*refused);
     if (std::string err = a.state.catalog_deregister(node, service_id, check_id,
                                                      std::chrono::steady_clock::now());
         !err.empty())

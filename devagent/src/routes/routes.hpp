@@ -34,6 +34,8 @@ void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
 void set_leader_meta(http_response& r);
 /// The RPC layer's forwarding check: "No path to datacenter" for a foreign ?dc=.
 bool foreign_dc(const agent_impl& a, const http_request& req);
+/// The answer to a request foreign_dc() turns away (500 "No path to datacenter").
+http_response no_path_to_dc();
 /// The path remainder after a route prefix (a view into req.path).
 std::string_view path_rest(const http_request& req, std::string_view prefix);
 

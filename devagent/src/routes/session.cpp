@@ -38,20 +38,8 @@ struct session_body {
     std::int64_t lock_delay = 15'000'000'000;
 };
 
-class type_errors {
-public:
-    void save(std::string e) {
-        if (first_.empty())
-            first_ = std::move(e);
-    }
-    const std::string& first() const { return first_; }
-
-private:
-    std::string first_;
-};
-
 void decode_string(const gojson::value& v, std::string& out, std::string_view st,
-                   std::string_view path, std::string_view type, type_errors& errs) {
+                   std::string_view path, std::string_view type, gojson::first_error& errs) {
     if (v.is_null())
         return;
     if (v.k == kind::string)
@@ -61,7 +49,7 @@ void decode_string(const gojson::value& v, std::string& out, std::string_view st
 }
 
 void decode_uint(const gojson::value& v, std::string_view st, std::string_view path,
-                 type_errors& errs) {
+                 gojson::first_error& errs) {
     if (v.is_null())
         return;
     if (v.k == kind::number) {
@@ -74,7 +62,7 @@ void decode_uint(const gojson::value& v, std::string_view st, std::string_view p
 
 void decode_strings(const gojson::value& v, std::optional<std::vector<std::string>>& out,
                     std::string_view path, std::string_view slice_type, std::string_view elem_type,
-                    type_errors& errs) {
+                    gojson::first_error& errs) {
     if (v.is_null()) {
         out.reset();
         return;
@@ -93,7 +81,7 @@ void decode_strings(const gojson::value& v, std::optional<std::vector<std::strin
 }
 
 void decode_service_checks(const gojson::value& v, std::optional<std::vector<service_check>>& out,
-                           type_errors& errs) {
+                           gojson::first_error& errs) {
     if (v.is_null()) {
         out.reset();
         return;
@@ -141,7 +129,7 @@ std::string decode_session(const gojson::value& v, session_body& s) {
     if (v.k != kind::object)
         return gojson::type_error(gojson::describe(v), "", "",
                                   "struct { LockDelay interface {}; *structs.Alias }");
-    type_errors errs;
+    gojson::first_error errs;
     const gojson::value* lock_delay = nullptr;
     bool lock_delay_set = false;
     std::string ignored;
@@ -186,8 +174,8 @@ std::string decode_session(const gojson::value& v, session_body& s) {
     std::int64_t dur = 0;
     if (lock_delay != nullptr && lock_delay->k == kind::number)
         dur = float_to_duration(std::strtod(lock_delay->text.c_str(), nullptr));
-    if (!errs.first().empty())
-        return errs.first();
+    if (!errs.get().empty())
+        return errs.get();
     if (lock_delay_set && lock_delay != nullptr) {
         if (lock_delay->k == kind::string) {
             const auto parsed = codec::go::parse_duration(lock_delay->text);
@@ -202,10 +190,6 @@ std::string decode_session(const gojson::value& v, session_body& s) {
         s.lock_delay = dur;
     }
     return {};
-}
-
-http_response no_path_to_dc() {
-    return text_response(500, "No path to datacenter");
 }
 
 bool ttl_is_zero_text(std::string_view ttl) {
@@ -226,6 +210,23 @@ http_response session_read_error(const std::string& error) {
     http_response r = text_response(500, error);
     set_meta(r, 1, false);
     return r;
+}
+
+// A blocking read of a list of sessions, answered as Consul answers it: `read(ws)` is the
+// store's read (its sessions and index), run again on each change until opts' wait ends.
+template <class Read>
+asio::awaitable<http_response> blocking_sessions(agent_impl& a, disconnect_probe* probe,
+                                                 const query_opts& opts, Read read) {
+    std::vector<session_rec> found;
+    const query_eval eval = [&](watch_set* ws) -> std::uint64_t {
+        found.clear();
+        const auto r = read(ws);
+        for (const session_rec* s : r.sessions)
+            found.push_back(*s);
+        return r.index;
+    };
+    const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, opts, eval);
+    co_return session_list_response(found, index);
 }
 
 } // namespace
@@ -364,16 +365,8 @@ asio::awaitable<http_response> session_list(agent_impl& a, const http_request& r
         co_return text_response(400, qp.error);
     if (foreign_dc(a, req))
         co_return session_read_error("No path to datacenter");
-    std::vector<session_rec> found;
-    const query_eval eval = [&](watch_set* ws) -> std::uint64_t {
-        found.clear();
-        const auto r = a.state.session_list(ws);
-        for (const session_rec* s : r.sessions)
-            found.push_back(*s);
-        return r.index;
-    };
-    const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, qp.opts, eval);
-    co_return session_list_response(found, index);
+    co_return co_await blocking_sessions(a, probe, qp.opts,
+                                         [&](watch_set* ws) { return a.state.session_list(ws); });
 }
 
 asio::awaitable<http_response> session_node(agent_impl& a, const http_request& req,
@@ -386,16 +379,8 @@ asio::awaitable<http_response> session_node(agent_impl& a, const http_request& r
         co_return text_response(400, "Missing node name");
     if (foreign_dc(a, req))
         co_return session_read_error("No path to datacenter");
-    std::vector<session_rec> found;
-    const query_eval eval = [&](watch_set* ws) -> std::uint64_t {
-        found.clear();
-        const auto r = a.state.node_sessions(node, ws);
-        for (const session_rec* s : r.sessions)
-            found.push_back(*s);
-        return r.index;
-    };
-    const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, qp.opts, eval);
-    co_return session_list_response(found, index);
+    co_return co_await blocking_sessions(
+        a, probe, qp.opts, [&](watch_set* ws) { return a.state.node_sessions(node, ws); });
 }
 
 } // namespace conclave::dev::detail

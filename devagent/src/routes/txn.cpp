@@ -21,18 +21,6 @@ namespace {
 
 constexpr std::size_t max_txn_ops = 64;
 
-class first_error {
-public:
-    void save(std::string e) {
-        if (e_.empty())
-            e_ = std::move(e);
-    }
-    const std::string& get() const { return e_; }
-
-private:
-    std::string e_;
-};
-
 std::string_view match(std::string_view key, std::initializer_list<std::string_view> names) {
     for (const auto n : names)
         if (key == n)
@@ -44,7 +32,7 @@ std::string_view match(std::string_view key, std::initializer_list<std::string_v
 }
 
 // Takes the strings over from the parsed request (not used afterwards).
-void decode_kv(gojson::value& v, txn_op_in& op, first_error& errs) {
+void decode_kv(gojson::value& v, txn_op_in& op, gojson::first_error& errs) {
     const auto field_error = [&](const gojson::value& f, std::string_view name,
                                  std::string_view type) {
         errs.save(
@@ -120,7 +108,7 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
         return {};
     if (root.k != kind::array)
         return gojson::type_error(gojson::describe(root), "", "", "api.TxnOps");
-    first_error errs;
+    gojson::first_error errs;
     out.reserve(root.items.size());
     for (auto& item : root.items) {
         decoded_op d;

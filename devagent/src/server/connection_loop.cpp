@@ -6,9 +6,8 @@
 #include "devagent/src/server/request_reader.hpp"
 #include "devagent/src/server/response_writer.hpp"
 #include "devagent/src/server/server_impl.hpp"
+#include "devagent/src/server/server_names.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
@@ -20,17 +19,7 @@
 
 namespace conclave::dev::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-
-namespace {
-
-constexpr auto use = asio::as_tuple(asio::use_awaitable);
-
-} // namespace
 
 // One connection: requests read, answered and kept alive as Go's server does, with the
 // limits of agent_config. A request that breaks an HTTP rule or limit is answered (Go's

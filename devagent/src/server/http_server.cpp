@@ -4,27 +4,18 @@
 #include "devagent/src/agent_impl.hpp"
 #include "devagent/src/server/http_server.hpp"
 #include "devagent/src/server/server_impl.hpp"
+#include "devagent/src/server/server_names.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
 #include <unistd.h>
 
 namespace conclave::dev::detail {
 
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
-
-namespace {
-
-constexpr auto use = asio::as_tuple(asio::use_awaitable);
-
-} // namespace
 
 asio::awaitable<void> http_server::impl::accept_loop(std::shared_ptr<impl> self,
                                                      std::shared_ptr<agent_impl> owner) {

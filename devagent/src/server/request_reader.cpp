@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "codec/go/quote.hpp"
 #include "devagent/src/server/request_reader.hpp"
+#include "devagent/src/server/server_names.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
 
@@ -11,15 +10,9 @@
 
 namespace conclave::dev::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr auto use = asio::as_tuple(asio::use_awaitable);
 
 std::string_view buffered(const beast::flat_buffer& b) {
     return {static_cast<const char*>(b.data().data()), b.size()};

@@ -2,9 +2,8 @@
 #include "devagent/src/server/field_value.hpp"
 #include "devagent/src/server/http_server.hpp"
 #include "devagent/src/server/response_writer.hpp"
+#include "devagent/src/server/server_names.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/status.hpp>
@@ -16,15 +15,9 @@
 
 namespace conclave::dev::detail {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr auto use = asio::as_tuple(asio::use_awaitable);
 
 // An answer Go's server writes itself, before any handler: no Date, no Content-Length,
 // then it closes the connection.

@@ -164,6 +164,10 @@ radix_tree::del_result radix_tree::erase_at(node& n, bool is_root, std::string_v
         return del_result::not_found;
     if (erase_at(*child, false, search.substr(child->prefix.size())) == del_result::not_found)
         return del_result::not_found;
+    return erased_below(n, is_root, child);
+}
+
+radix_tree::del_result radix_tree::erased_below(node& n, bool is_root, node* child) {
     write(n, false);
     if (!child->leaf && child->edges.empty()) {
         n.remove_edge(child);
@@ -196,13 +200,7 @@ radix_tree::del_result radix_tree::erase_prefix_at(node& n, bool is_root, std::s
                                       : search.substr(child->prefix.size());
     if (erase_prefix_at(*child, false, rest) == del_result::not_found)
         return del_result::not_found;
-    write(n, false);
-    if (!child->leaf && child->edges.empty()) {
-        n.remove_edge(child);
-        if (!is_root && n.edges.size() == 1 && !n.leaf)
-            merge_child(n);
-    }
-    return del_result::changed;
+    return erased_below(n, is_root, child);
 }
 
 void radix_tree::clear() {

@@ -61,6 +61,8 @@ private:
     void insert_at(node& n, std::string_view search);
     del_result erase_at(node& n, bool is_root, std::string_view search);
     del_result erase_prefix_at(node& n, bool is_root, std::string_view search);
+    /// What erase_at and erase_prefix_at do to `n` once they erased below its `child`.
+    del_result erased_below(node& n, bool is_root, node* child);
 };
 
 } // namespace conclave::dev::detail

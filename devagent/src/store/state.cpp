@@ -6,6 +6,7 @@
 #include "devagent/src/store/state.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace conclave::dev::detail {
 
@@ -29,49 +30,25 @@ const std::string& tree_key(std::string_view key) {
 } // namespace
 
 kv_op kv_op_from_verb(std::string_view verb) {
-    // By length first: every transaction operation is looked up several times.
-    switch (verb.size()) {
-    case 3:
-        if (verb == "set")
-            return kv_op::set;
-        if (verb == "cas")
-            return kv_op::cas;
-        if (verb == "get")
-            return kv_op::get;
-        break;
-    case 4:
-        if (verb == "lock")
-            return kv_op::lock;
-        break;
-    case 6:
-        if (verb == "unlock")
-            return kv_op::unlock;
-        if (verb == "delete")
-            return kv_op::del;
-        break;
-    case 8:
-        if (verb == "get-tree")
-            return kv_op::get_tree;
-        break;
-    case 10:
-        if (verb == "delete-cas")
-            return kv_op::delete_cas;
-        break;
-    case 11:
-        if (verb == "delete-tree")
-            return kv_op::delete_tree;
-        if (verb == "check-index")
-            return kv_op::check_index;
-        break;
-    case 13:
-        if (verb == "check-session")
-            return kv_op::check_session;
-        break;
-    case 16:
-        if (verb == "check-not-exists")
-            return kv_op::check_not_exists;
-        break;
-    }
+    // Every transaction operation is looked up several times: a short table, whose names
+    // are compared by length first (string_view's ==).
+    static constexpr std::pair<std::string_view, kv_op> verbs[] = {
+        {"set", kv_op::set},
+        {"cas", kv_op::cas},
+        {"get", kv_op::get},
+        {"lock", kv_op::lock},
+        {"unlock", kv_op::unlock},
+        {"delete", kv_op::del},
+        {"get-tree", kv_op::get_tree},
+        {"delete-cas", kv_op::delete_cas},
+        {"delete-tree", kv_op::delete_tree},
+        {"check-index", kv_op::check_index},
+        {"check-session", kv_op::check_session},
+        {"check-not-exists", kv_op::check_not_exists},
+    };
+    for (const auto& [name, op] : verbs)
+        if (name == verb)
+            return op;
     return kv_op::unknown;
 }
 
@@ -494,23 +471,16 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
             return std::nullopt;
         }
         return txn_result_entry{std::move(e), false};
-    case kv_op::lock: {
-        const bool ok = kvs_lock(idx, e, error);
-        if (!error.empty())
-            return std::nullopt;
-        if (!ok) {
-            error = "failed to lock key " + quoted() + ", lock is already held";
-            return std::nullopt;
-        }
-        return txn_result_entry{std::move(e), false};
-    }
+    case kv_op::lock:
     case kv_op::unlock: {
-        const bool ok = kvs_unlock(idx, e, error);
+        const bool locking = verb == kv_op::lock;
+        const bool ok = locking ? kvs_lock(idx, e, error) : kvs_unlock(idx, e, error);
         if (!error.empty())
             return std::nullopt;
         if (!ok) {
-            error = "failed to unlock key " + quoted() +
-                    ", lock isn't held, or is held by another session";
+            error = locking ? "failed to lock key " + quoted() + ", lock is already held"
+                            : "failed to unlock key " + quoted() +
+                                  ", lock isn't held, or is held by another session";
             return std::nullopt;
         }
         return txn_result_entry{std::move(e), false};
@@ -528,33 +498,28 @@ std::optional<txn_result_entry> store::txn_kv(std::uint64_t idx, txn_op_in& op,
             tree_out.push_back({it->second, true});
         return std::nullopt;
     }
-    case kv_op::check_session: {
-        auto it = kvs_.find(key);
-        if (it == kvs_.end()) {
-            error = "failed to check session, key " + quoted() + " doesn't exist";
-            return std::nullopt;
-        }
-        if (it->second.session != op.entry.session) {
-            error = "failed session check for key " + quoted() + ", current session " +
-                    codec::go::quote(it->second.session) +
-                    " != " + codec::go::quote(op.entry.session);
-            return std::nullopt;
-        }
-        return txn_result_entry{it->second, false};
-    }
+    case kv_op::check_session:
     case kv_op::check_index: {
+        const bool by_session = verb == kv_op::check_session;
         auto it = kvs_.find(key);
         if (it == kvs_.end()) {
-            error = "failed to check index, key " + quoted() + " doesn't exist";
+            error = std::string("failed to check ") + (by_session ? "session" : "index") +
+                    ", key " + quoted() + " doesn't exist";
             return std::nullopt;
         }
-        if (it->second.modify_index != op.entry.modify_index) {
+        const kv_entry& current = it->second;
+        if (by_session && current.session != op.entry.session) {
+            error = "failed session check for key " + quoted() + ", current session " +
+                    codec::go::quote(current.session) + " != " + codec::go::quote(op.entry.session);
+            return std::nullopt;
+        }
+        if (!by_session && current.modify_index != op.entry.modify_index) {
             error = "failed index check for key " + quoted() + ", current modify index " +
-                    std::to_string(it->second.modify_index) +
+                    std::to_string(current.modify_index) +
                     " != " + std::to_string(op.entry.modify_index);
             return std::nullopt;
         }
-        return txn_result_entry{it->second, false};
+        return txn_result_entry{current, false};
     }
     case kv_op::check_not_exists:
         if (kvs_.find(key) != kvs_.end())

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSL-1.0
+// What `lock` and `elect` share: the command they run while they hold a grant, the
+// session that holds it, and the flags that set both (-name aside: lock's session name is
+// elect's published value).
+#pragma once
+
+#include "cli/common/flags.hpp"
+#include "cli/common/jeopardy_relay.hpp"
+#include "cli/common/session_ttl.hpp"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace conclave::cli {
+
+struct held_command_settings {
+    std::vector<std::string> command; ///< the child's arguments as given
+    std::string session_name;
+    std::chrono::milliseconds ttl{default_session_ttl}; ///< the session's (-ttl)
+    /// The session's (-lock-delay); `consul lock`'s session has Consul's default, 15 s.
+    std::chrono::milliseconds lock_delay{default_lock_delay};
+    bool shell = true;
+    bool pass_stdin = false;
+    bool verbose = false;
+    jeopardy_signals signals; ///< -jeopardy-signal, -recovery-signal
+};
+
+/// -ttl and -lock-delay as given (checked by the command, in its order, then stored), and
+/// the flags that go straight into held_command_settings.
+struct held_command_flags {
+    std::chrono::nanoseconds ttl{default_session_ttl};
+    std::chrono::nanoseconds lock_delay{default_lock_delay};
+
+    /// -ttl, -lock-delay, -shell, -pass-stdin, -verbose, -jeopardy-signal, -recovery-signal.
+    void add_to(flag_set& flags, held_command_settings& cfg);
+    /// The checked durations into `cfg`.
+    void store(held_command_settings& cfg) const;
+};
+
+/// Prints `problem` (a check_session_ttl() or check_lock_delay() answer) to stderr when it
+/// names one: whether the command must stop with exit_code::error.
+bool refused(const std::string& problem);
+
+/// "<what> for '<command joined with spaces>' at '<key>'": the default session name.
+std::string session_name_for(std::string_view what, const std::vector<std::string>& command,
+                             std::string_view key);
+
+} // namespace conclave::cli
