@@ -151,7 +151,9 @@ TEST_CASE_METHOD(recipes_fixture,
         lock cleanup{consul, p + "k"};
         co_await cleanup.async_destroy();
     };
-    run(ioc, body());
+    // 160 handoffs: on a three-server cluster and a loaded machine, each Raft commit may
+    // take a tenth of a second. The limit only catches a hang.
+    run(ioc, body(), std::chrono::minutes{3});
 }
 
 // After its last user left, a key's query lingers (100 ms) without waking for holders that
