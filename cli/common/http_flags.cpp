@@ -18,6 +18,10 @@ const char* const http_flags_usage = R"(HTTP API Options
   -token-file=<path>       File holding the ACL token (wins over -token). Default
                            CONSUL_HTTP_TOKEN_FILE.
   -datacenter=<name>       Datacenter to query. Default: the agent's.
+  -namespace=<name>        Consul Enterprise namespace of the keys and sessions. Default
+                           CONSUL_NAMESPACE, else the ACL token's.
+  -partition=<name>        Consul Enterprise admin partition. Default CONSUL_PARTITION,
+                           else the agent's.
   -ca-file=<path>          CA bundle for TLS. Default CONSUL_CACERT.
   -ca-path=<path>          Directory of CA certificates. Default CONSUL_CAPATH.
   -client-cert=<path>      Client certificate for TLS. Default CONSUL_CLIENT_CERT.
@@ -33,6 +37,8 @@ void http_flags::add_to(flag_set& flags) {
     flags.add_string("token", &token);
     flags.add_string("token-file", &token_file);
     flags.add_string("datacenter", &datacenter);
+    flags.add_string("namespace", &namespace_name);
+    flags.add_string("partition", &partition);
     flags.add_string("ca-file", &ca_file);
     flags.add_string("ca-path", &ca_path);
     flags.add_string("client-cert", &client_cert);
@@ -87,6 +93,10 @@ std::optional<client_config> http_flags::make_config(const flag_set& flags,
     }
     if (flags.was_set("datacenter"))
         cfg.datacenter = datacenter;
+    if (flags.was_set("namespace"))
+        cfg.namespace_name = namespace_name;
+    if (flags.was_set("partition"))
+        cfg.partition = partition;
     if (flags.was_set("log-level")) {
         const auto level = parse_log_level(log_level);
         if (!level) {

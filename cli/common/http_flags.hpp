@@ -22,6 +22,8 @@ struct http_flags {
     std::string token;
     std::string token_file;
     std::string datacenter;
+    std::string namespace_name;
+    std::string partition;
     std::string ca_file;
     std::string ca_path;
     std::string client_cert;

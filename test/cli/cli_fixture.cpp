@@ -206,10 +206,11 @@ client_config cli_fixture::make_config() const {
     return cfg;
 }
 
-std::unique_ptr<process> cli_fixture::run(std::vector<std::string> args) const {
-    return std::make_unique<process>(
-        std::move(args),
-        std::vector<std::string>{"CONSUL_HTTP_ADDR=" + agent.address(), "SHELL=/bin/sh"});
+std::unique_ptr<process> cli_fixture::run(std::vector<std::string> args,
+                                          std::vector<std::string> env) const {
+    env.push_back("CONSUL_HTTP_ADDR=" + agent.address());
+    env.push_back("SHELL=/bin/sh");
+    return std::make_unique<process>(std::move(args), std::move(env));
 }
 
 std::unique_ptr<process> cli_fixture::run_with_stdin(std::vector<std::string> args,

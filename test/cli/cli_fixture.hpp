@@ -100,8 +100,9 @@ struct cli_fixture {
     client consul{ioc.get_executor(), make_config()};
 
     /// Runs `conclave <args...>` against the agent (CONSUL_HTTP_ADDR names it; a
-    /// -http-addr flag overrides it), with SHELL=/bin/sh.
-    std::unique_ptr<process> run(std::vector<std::string> args) const;
+    /// -http-addr flag overrides it), with SHELL=/bin/sh and `env` ("NAME=value").
+    std::unique_ptr<process> run(std::vector<std::string> args,
+                                 std::vector<std::string> env = {}) const;
     /// As run(), with stdin reading the file at `stdin_path`.
     std::unique_ptr<process> run_with_stdin(std::vector<std::string> args,
                                             const std::string& stdin_path) const;

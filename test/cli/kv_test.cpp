@@ -152,6 +152,37 @@ TEST_CASE("kv: -stale lets any server answer (?stale)", "[kv][dev-agent-only]") 
     CHECK(requests[2].find("stale") != std::string::npos);
 }
 
+TEST_CASE("kv: -namespace and -partition, or CONSUL_NAMESPACE and CONSUL_PARTITION, reach "
+          "every request",
+          "[kv][dev-agent-only]") {
+    // (Tagged dev-agent-only: Consul is not involved, a stand-in records the requests.)
+    request_recorder consul(R"([{"LockIndex":0,"Key":"k","Flags":0,"Value":"dg==",)"
+                            R"("CreateIndex":1,"ModifyIndex":1}])");
+    cli_fixture f;
+    const auto addr = "-http-addr=" + consul.address();
+    CHECK(f.run({"kv", "get", "-namespace=team-a", "-partition=east", addr, "k"})->wait() == 0);
+    CHECK(f.run({"kv", "get", addr, "k"}, {"CONSUL_NAMESPACE=team-b"})->wait() == 0);
+    CHECK(
+        f.run({"kv", "get", "-namespace=team-c", addr, "k"}, {"CONSUL_NAMESPACE=team-b"})->wait() ==
+        0); // the flag wins
+    CHECK(f.run({"kv", "get", addr, "k"})->wait() == 0);
+    const auto requests = consul.requests();
+    REQUIRE(requests.size() == 4);
+    CHECK(requests[0] == "GET /v1/kv/k?ns=team-a&partition=east HTTP/1.1");
+    CHECK(requests[1] == "GET /v1/kv/k?ns=team-b HTTP/1.1");
+    CHECK(requests[2] == "GET /v1/kv/k?ns=team-c HTTP/1.1");
+    CHECK(requests[3] == "GET /v1/kv/k HTTP/1.1");
+}
+
+TEST_CASE("kv: a namespace Consul without Enterprise refuses is an error that says so",
+          "[kv][real-consul]") {
+    cli_fixture f;
+    auto put = f.run({"kv", "put", "-namespace=team-a", "ns/k", "v"});
+    CHECK(put->wait() == 1);
+    CHECK(put->err().find("Namespaces are a Consul Enterprise feature") != std::string::npos);
+    CHECK(f.run({"kv", "get", "ns/k"})->wait() == 1); // nothing written
+}
+
 TEST_CASE("kv export prints consul kv export's JSON", "[kv]") {
     cli_fixture f;
     CHECK(f.run({"kv", "put", "-flags=5", "app/a<b", "x"})->wait() == 0);

@@ -67,6 +67,29 @@ TEST_CASE_METHOD(recipes_fixture, "a session Consul refuses throws Consul's reas
     run(ioc, body());
 }
 
+// Every recipe starts with a session: a client in a namespace Consul cannot serve learns it
+// there, in Consul's words, and nothing is left behind.
+TEST_CASE_METHOD(recipes_fixture,
+                 "a namespace Consul without Enterprise refuses fails the session with its words",
+                 "[session][errors][real-consul]") {
+    auto cfg = server.client_config();
+    cfg.namespace_name = "team-a";
+    client in_namespace{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        std::optional<conclave::error> failure;
+        try {
+            co_await session::async_create(in_namespace, session_config{});
+        } catch (const conclave::error& e) {
+            failure = e;
+        }
+        REQUIRE(failure);
+        CHECK(failure->code() == errc::bad_request);
+        CHECK(std::string(failure->what()).find("Namespaces are a Consul Enterprise feature") !=
+              std::string::npos);
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "async_run keeps the session alive past several TTLs",
                  "[session]") {
     auto body = [&]() -> asio::awaitable<void> {
