@@ -76,7 +76,7 @@ struct kv_keys_options {
 };
 
 /// A KV write. At most one of cas, acquire, release may be set.
-struct kv_put_options {
+struct kv_put_options : request_options<kv_put_options> {
     kv_put_options() = default;
 
     /// Flags to store. Every write replaces the flags: a write without them stores 0.
@@ -84,15 +84,9 @@ struct kv_put_options {
     std::optional<std::uint64_t> cas; ///< 0: create only if absent; N: only if ModifyIndex == N
     std::string acquire;              ///< lock with this session
     std::string release;              ///< unlock held by this session
-    std::string datacenter;           ///< ?dc= (empty: the client's default)
-    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
-    std::string namespace_name;
-    /// Consul Enterprise ?partition= (empty: client_config::partition).
-    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr; ///< filled on error when not null
 
     kv_put_options& with_flags(std::uint64_t v) {
         flags = v;
@@ -110,43 +104,21 @@ struct kv_put_options {
         release = std::move(session);
         return *this;
     }
-    kv_put_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    kv_put_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    kv_put_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
     kv_put_options& with_timeout(std::chrono::milliseconds v) {
         timeout = v;
-        return *this;
-    }
-    kv_put_options& with_diag(diagnostics* v) {
-        diag = v;
         return *this;
     }
 };
 
 /// A KV delete. Consul refuses recurse and cas together (errc::bad_request).
-struct kv_delete_options {
+struct kv_delete_options : request_options<kv_delete_options> {
     kv_delete_options() = default;
 
     bool recurse = false;             ///< delete every key with this prefix
     std::optional<std::uint64_t> cas; ///< only if ModifyIndex == N (absent key: true)
-    std::string datacenter;           ///< ?dc= (empty: the client's default)
-    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
-    std::string namespace_name;
-    /// Consul Enterprise ?partition= (empty: client_config::partition).
-    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr; ///< filled on error when not null
 
     kv_delete_options& with_recurse(bool v = true) {
         recurse = v;
@@ -156,24 +128,8 @@ struct kv_delete_options {
         cas = v;
         return *this;
     }
-    kv_delete_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    kv_delete_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    kv_delete_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
     kv_delete_options& with_timeout(std::chrono::milliseconds v) {
         timeout = v;
-        return *this;
-    }
-    kv_delete_options& with_diag(diagnostics* v) {
-        diag = v;
         return *this;
     }
 };

@@ -28,19 +28,45 @@ enum class consistency {
     stale,        ///< any server answers (?stale)
 };
 
-/// Options of every read. A blocking read is one with index > 0.
-struct query_options {
-    query_options() = default;
-
-    std::uint64_t index = 0;                      ///< block until the result's index exceeds this
-    std::chrono::milliseconds wait{0};            ///< blocking wait (0: Consul's default, 5 min)
-    consistency mode = consistency::default_mode; ///< consistency mode
-    std::string datacenter;                       ///< ?dc= (empty: the client's default)
+/// What the options of every request share: where it goes, and where its failure is
+/// described. `Options` is the options type built on it, which each `with_*` call returns.
+template <class Options>
+struct request_options {
+    std::string datacenter; ///< ?dc= (empty: the client's default)
     /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
     std::string namespace_name;
     /// Consul Enterprise ?partition= (empty: client_config::partition).
     std::string partition;
     diagnostics* diag = nullptr; ///< filled on error when not null
+
+    Options& with_datacenter(std::string v) {
+        datacenter = std::move(v);
+        return self();
+    }
+    Options& with_namespace(std::string v) {
+        namespace_name = std::move(v);
+        return self();
+    }
+    Options& with_partition(std::string v) {
+        partition = std::move(v);
+        return self();
+    }
+    Options& with_diag(diagnostics* v) {
+        diag = v;
+        return self();
+    }
+
+private:
+    Options& self() { return static_cast<Options&>(*this); }
+};
+
+/// Options of every read. A blocking read is one with index > 0.
+struct query_options : request_options<query_options> {
+    query_options() = default;
+
+    std::uint64_t index = 0;                      ///< block until the result's index exceeds this
+    std::chrono::milliseconds wait{0};            ///< blocking wait (0: Consul's default, 5 min)
+    consistency mode = consistency::default_mode; ///< consistency mode
 
     query_options& with_index(std::uint64_t v) {
         index = v;
@@ -54,22 +80,6 @@ struct query_options {
         mode = v;
         return *this;
     }
-    query_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    query_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    query_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
-    query_options& with_diag(diagnostics* v) {
-        diag = v;
-        return *this;
-    }
 
     /// A blocking read: return when the index passes `after`, or after `wait`.
     static query_options blocking(std::uint64_t after, std::chrono::milliseconds wait) {
@@ -78,37 +88,15 @@ struct query_options {
 };
 
 /// Options of every write.
-struct write_options {
+struct write_options : request_options<write_options> {
     write_options() = default;
 
-    std::string datacenter; ///< ?dc= (empty: the client's default)
-    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
-    std::string namespace_name;
-    /// Consul Enterprise ?partition= (empty: client_config::partition).
-    std::string partition;
     /// Bounds this request (a wait for a connection included), when shorter than the
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
-    diagnostics* diag = nullptr; ///< filled on error when not null
 
-    write_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    write_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    write_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
     write_options& with_timeout(std::chrono::milliseconds v) {
         timeout = v;
-        return *this;
-    }
-    write_options& with_diag(diagnostics* v) {
-        diag = v;
         return *this;
     }
 };

@@ -30,7 +30,7 @@ struct service_check {
 
 /// Creation parameters of a session. Not an aggregate (see conclave/consul/request.hpp):
 /// set fields with the with_* calls.
-struct session_options {
+struct session_options : request_options<session_options> {
     session_options() = default;
 
     std::string name;                 ///< shown in session lists (empty: none)
@@ -43,12 +43,6 @@ struct session_options {
     /// vector: no node checks at all (the session lives by TTL or explicit destroy).
     std::optional<std::vector<std::string>> node_checks;
     std::vector<service_check> service_checks; ///< service checks (empty: none)
-    std::string datacenter;                    ///< ?dc= (empty: the client's default)
-    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
-    std::string namespace_name;
-    /// Consul Enterprise ?partition= (empty: client_config::partition).
-    std::string partition;
-    diagnostics* diag = nullptr; ///< filled on error when not null
 
     session_options& with_name(std::string v) {
         name = std::move(v);
@@ -81,22 +75,6 @@ struct session_options {
     }
     session_options& with_service_checks(std::vector<service_check> v) {
         service_checks = std::move(v);
-        return *this;
-    }
-    session_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    session_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    session_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
-    session_options& with_diag(diagnostics* v) {
-        diag = v;
         return *this;
     }
 };

@@ -94,35 +94,13 @@ struct txn_result {
 
 /// Options of client::async_txn. Not an aggregate (see conclave/consul/request.hpp): set
 /// fields with the with_* calls.
-struct txn_options {
+struct txn_options : request_options<txn_options> {
     txn_options() = default;
 
     consistency mode = consistency::default_mode; ///< read-only transactions only
-    std::string datacenter;                       ///< ?dc= (empty: the client's default)
-    /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
-    std::string namespace_name;
-    /// Consul Enterprise ?partition= (empty: client_config::partition).
-    std::string partition;
-    diagnostics* diag = nullptr; ///< filled on error when not null
 
     txn_options& with_mode(consistency v) {
         mode = v;
-        return *this;
-    }
-    txn_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    txn_options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return *this;
-    }
-    txn_options& with_partition(std::string v) {
-        partition = std::move(v);
-        return *this;
-    }
-    txn_options& with_diag(diagnostics* v) {
-        diag = v;
         return *this;
     }
 };
