@@ -45,6 +45,17 @@ void set_leader_meta(http_response& r) {
     r.set("X-Consul-Knownleader", "true");
 }
 
+std::optional<http_response> namespace_refused(const http_request& req) {
+    // Consul's BadRequestError, written by its handler wrapper: no X-Consul-* headers.
+    if (req.namespace_header)
+        return text_response(400, "Bad request: Invalid header: \"X-Consul-Namespace\" - "
+                                  "Namespaces are a Consul Enterprise feature");
+    if (const std::string* ns = req.query.find("ns"); ns != nullptr && !ns->empty())
+        return text_response(400, "Bad request: Invalid query parameter: \"ns\" - "
+                                  "Namespaces are a Consul Enterprise feature");
+    return std::nullopt;
+}
+
 bool foreign_dc(const agent_impl& a, const http_request& req) {
     const std::string dc = req.query.get("dc");
     return !dc.empty() && dc != a.cfg.datacenter;

@@ -67,11 +67,13 @@ http_response kv_get_answer(const http_request& req, bool recurse,
     return resp;
 }
 
-// A GET's refusals before reading: no key without ?recurse, a foreign datacenter.
+// A GET's refusals before reading: no key without ?recurse, a namespace, a foreign datacenter.
 std::optional<http_response> kv_get_refused(agent_impl& a, const http_request& req,
                                             std::string_view key, bool recurse) {
     if (!recurse && key.empty())
         return text_response(400, "Missing key name");
+    if (auto refused = namespace_refused(req))
+        return refused;
     if (foreign_dc(a, req))
         return no_path_to_dc();
     return std::nullopt;
@@ -133,6 +135,8 @@ asio::awaitable<http_response> kv_get_keys(agent_impl& a, const http_request& re
         separator = *s;
     if (const std::string* s = req.query.find("separator"))
         separator = *s;
+    if (auto refused = namespace_refused(req))
+        co_return std::move(*refused);
     if (foreign_dc(a, req))
         co_return no_path_to_dc();
 
@@ -158,6 +162,8 @@ asio::awaitable<http_response> kv_get_keys(agent_impl& a, const http_request& re
 }
 
 http_response kv_put(agent_impl& a, const http_request& req, std::string_view key) {
+    if (auto refused = namespace_refused(req))
+        return std::move(*refused);
     if (auto c = conflicting(req, {"cas", "acquire", "release"}))
         return std::move(*c);
     if (key.empty())
@@ -210,6 +216,8 @@ http_response kv_put(agent_impl& a, const http_request& req, std::string_view ke
 }
 
 http_response kv_delete(agent_impl& a, const http_request& req, std::string_view key) {
+    if (auto refused = namespace_refused(req))
+        return std::move(*refused);
     if (auto c = conflicting(req, {"recurse", "cas"}))
         return std::move(*c);
     kv_entry e;

@@ -32,6 +32,10 @@ http_response undecodable_body(const http_request& req);
 void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
 /// X-Consul-Knownleader and X-Consul-Lastcontact only (read-only transactions).
 void set_leader_meta(http_response& r);
+/// Consul 1.8 OSS's parseEntMeta, which the KV and session handlers call: a non-empty
+/// X-Consul-Namespace header, else a non-empty first ?ns= value, is a 400 (namespaces are an
+/// Enterprise feature); empty ones, and ?partition= (unknown to 1.8), are ignored.
+std::optional<http_response> namespace_refused(const http_request& req);
 /// The RPC layer's forwarding check: "No path to datacenter" for a foreign ?dc=.
 bool foreign_dc(const agent_impl& a, const http_request& req);
 /// The answer to a request foreign_dc() turns away (500 "No path to datacenter").

@@ -232,6 +232,8 @@ asio::awaitable<http_response> blocking_sessions(agent_impl& a, disconnect_probe
 } // namespace
 
 http_response session_create(agent_impl& a, const http_request& req) {
+    if (auto refused = namespace_refused(req))
+        return std::move(*refused);
     session_body b;
     b.node = a.cfg.node_name;
     b.node_checks = std::vector<std::string>{"serfHealth"};
@@ -295,6 +297,8 @@ http_response session_create(agent_impl& a, const http_request& req) {
 }
 
 http_response session_destroy(agent_impl& a, const http_request& req) {
+    if (auto refused = namespace_refused(req))
+        return std::move(*refused);
     const std::string id(path_rest(req, "/v1/session/destroy/"));
     if (id.empty())
         return text_response(400, "Missing session");
@@ -308,6 +312,11 @@ http_response session_destroy(agent_impl& a, const http_request& req) {
 }
 
 http_response session_renew(agent_impl& a, const http_request& req) {
+    // Consul parses the query options here too (an index or consistency mode goes unused).
+    if (const query_opts_parse qp = parse_query_opts(req.query); !qp.error.empty())
+        return text_response(400, qp.error);
+    if (auto refused = namespace_refused(req))
+        return std::move(*refused);
     const std::string id(path_rest(req, "/v1/session/renew/"));
     if (id.empty())
         return text_response(400, "Missing session");
@@ -334,6 +343,8 @@ asio::awaitable<http_response> session_info(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
+    if (auto refused = namespace_refused(req))
+        co_return std::move(*refused);
     const std::string_view id = path_rest(req, "/v1/session/info/"); // (req outlives the wait)
     if (id.empty())
         co_return text_response(400, "Missing session");
@@ -363,6 +374,8 @@ asio::awaitable<http_response> session_list(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
+    if (auto refused = namespace_refused(req))
+        co_return std::move(*refused);
     if (foreign_dc(a, req))
         co_return session_read_error("No path to datacenter");
     co_return co_await blocking_sessions(a, probe, qp.opts,
@@ -374,6 +387,8 @@ asio::awaitable<http_response> session_node(agent_impl& a, const http_request& r
     const query_opts_parse qp = parse_query_opts(req.query);
     if (!qp.error.empty())
         co_return text_response(400, qp.error);
+    if (auto refused = namespace_refused(req))
+        co_return std::move(*refused);
     const std::string_view node = path_rest(req, "/v1/session/node/"); // (as id above)
     if (node.empty())
         co_return text_response(400, "Missing node name");

@@ -21,13 +21,18 @@ namespace {
 
 constexpr std::size_t max_txn_ops = 64;
 
-std::string_view match(std::string_view key, std::initializer_list<std::string_view> names) {
+// The field `key` names, or empty after saving Go's error for an unknown one: Consul decodes
+// the body with unknown fields disallowed, so a "Partition", which 1.8's api.KVTxnOp lacks,
+// is refused while "Namespace" is read (and ignored).
+std::string_view match(std::string_view key, std::initializer_list<std::string_view> names,
+                       gojson::first_error& errs) {
     for (const auto n : names)
         if (key == n)
             return n;
     for (const auto n : names)
         if (boost::beast::iequals(key, n))
             return n;
+    errs.save("json: unknown field " + codec::go::quote(key));
     return {};
 }
 
@@ -40,7 +45,7 @@ void decode_kv(gojson::value& v, txn_op_in& op, gojson::first_error& errs) {
     };
     for (auto& [key, f] : v.members) {
         const std::string_view name =
-            match(key, {"Verb", "Key", "Value", "Flags", "Index", "Session", "Namespace"});
+            match(key, {"Verb", "Key", "Value", "Flags", "Index", "Session", "Namespace"}, errs);
         if (name.empty() || f.is_null())
             continue;
         if (name == "Verb" || name == "Key" || name == "Session" || name == "Namespace") {
@@ -125,7 +130,7 @@ std::string decode_ops(gojson::value& root, std::vector<decoded_op>& out, bool& 
         bool has_kv = false;
         std::string other;
         for (auto& [key, f] : item.members) {
-            const std::string_view name = match(key, {"KV", "Node", "Service", "Check"});
+            const std::string_view name = match(key, {"KV", "Node", "Service", "Check"}, errs);
             if (name.empty())
                 continue;
             if (f.is_null()) {

@@ -51,6 +51,8 @@ struct http_request {
     std::string path;      ///< decoded (the target before '?', %-escapes undone)
     std::string raw_query; ///< after '?'
     query_params query;
+    /// The first X-Consul-Namespace header (the one Go's Header.Get reads) has a value.
+    bool namespace_header = false;
     std::string body;
     /// Content-Length as Go's Request.ContentLength: -1 when unknown (chunked).
     std::int64_t content_length = 0;

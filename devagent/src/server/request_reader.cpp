@@ -295,6 +295,7 @@ bool make_request(const request_parser& parser, http_request& req) {
         return false;
     req.path = std::move(*path);
     req.query = parse_query(req.raw_query);
+    req.namespace_header = parser.namespace_header;
     if (parser.chunked()) {
         req.content_length = -1;
     } else if (const auto len = parser.content_length()) {

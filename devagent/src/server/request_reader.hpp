@@ -42,6 +42,8 @@ public:
     unsigned transfer_encodings = 0; ///< Transfer-Encoding fields
     bool te_chunked = false;         ///< the last Transfer-Encoding is "chunked" (trimmed)
     bool expect_continue = false;    ///< Expect: 100-continue
+    /// The first X-Consul-Namespace field (the one Go's Header.Get reads) has a value.
+    bool namespace_header = false;
 
     /// Go 1.14's fixTransferEncoding (Consul 1.8): one Transfer-Encoding field, its value
     /// "chunked" (any case, trimmed), or none; anything else is answered 501 ("gzip,
@@ -51,7 +53,7 @@ public:
     }
 
 private:
-    void on_field_impl(boost::beast::http::field name, boost::beast::string_view,
+    void on_field_impl(boost::beast::http::field name, boost::beast::string_view name_string,
                        boost::beast::string_view value, error_code&) override {
         switch (name) {
         case boost::beast::http::field::host:
@@ -67,9 +69,16 @@ private:
                 trim_value(std::string_view(value.data(), value.size())), "100-continue");
             break;
         default:
+            if (!namespace_seen_ && boost::beast::iequals(name_string, "X-Consul-Namespace")) {
+                namespace_seen_ = true;
+                namespace_header =
+                    !trim_value(std::string_view(value.data(), value.size())).empty();
+            }
             break;
         }
     }
+
+    bool namespace_seen_ = false;
 };
 
 // What one connection holds of its request beyond free_request_bytes (read buffer, body,
