@@ -175,7 +175,7 @@ TEST_CASE("kv: -namespace and -partition, or CONSUL_NAMESPACE and CONSUL_PARTITI
 }
 
 TEST_CASE("kv: a namespace Consul without Enterprise refuses is an error that says so",
-          "[kv][real-consul]") {
+          "[kv]") {
     cli_fixture f;
     auto put = f.run({"kv", "put", "-namespace=team-a", "ns/k", "v"});
     CHECK(put->wait() == 1);

@@ -71,7 +71,7 @@ TEST_CASE_METHOD(recipes_fixture, "a session Consul refuses throws Consul's reas
 // there, in Consul's words, and nothing is left behind.
 TEST_CASE_METHOD(recipes_fixture,
                  "a namespace Consul without Enterprise refuses fails the session with its words",
-                 "[session][errors][real-consul]") {
+                 "[session][errors]") {
     auto cfg = server.client_config();
     cfg.namespace_name = "team-a";
     client in_namespace{ioc.get_executor(), cfg};
