@@ -34,41 +34,74 @@ detail::endpoint::txn one_get() {
     return detail::endpoint::txn{{txn_op::get("k")}, txn_options{}};
 }
 
+client make_client(asio::io_context& ioc, const scripted_server& server,
+                   std::chrono::milliseconds request_timeout) {
+    client_config cfg;
+    cfg.port = server.port();
+    cfg.request_timeout = request_timeout;
+    return client{ioc.get_executor(), cfg};
+}
+
+// How a call of `e` to a server that never answers ends with a deadline 200 ms away, and
+// how long it took.
+template <class E>
+std::pair<error_code, std::chrono::nanoseconds> with_deadline_soon(E e) {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client c = make_client(ioc, server, 20s);
+    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
+        const auto start = std::chrono::steady_clock::now();
+        auto [ec, r] = co_await detail::call(c, std::move(e), start + 200ms);
+        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
+    };
+    return run(ioc, scenario());
+}
+
+// How a call of `e` to a server that never answers ends when its caller is cancelled after
+// 100 ms: with an error (none when it threw), and after how long.
+struct cancelled_call {
+    std::optional<error_code> outcome;
+    bool threw = false;
+    std::chrono::nanoseconds took{};
+};
+
+template <class E>
+cancelled_call cancel_soon(E e, std::chrono::milliseconds request_timeout) {
+    asio::io_context ioc;
+    scripted_server server{ioc, hang};
+    client c = make_client(ioc, server, request_timeout);
+    cancel_after cancel{ioc.get_executor(), 100ms};
+    cancelled_call result;
+    const auto start = std::chrono::steady_clock::now();
+    asio::co_spawn(
+        ioc,
+        [&]() -> asio::awaitable<error_code> {
+            auto [ec, r] = co_await detail::call(c, std::move(e));
+            co_return ec;
+        },
+        cancel.bind([&](std::exception_ptr ex, error_code ec) {
+            result.threw = ex != nullptr;
+            result.outcome = ec;
+            result.took = std::chrono::steady_clock::now() - start;
+        }));
+    run_until(
+        ioc, [&] { return result.threw || result.outcome.has_value(); }, 30s);
+    cancel.disarm();
+    return result;
+}
+
 } // namespace
 
 TEST_CASE("endpoint call: a deadline before the request timeout ends a write with errc::timeout",
           "[http]") {
-    asio::io_context ioc;
-    scripted_server server{ioc, hang};
-    client_config cfg;
-    cfg.port = server.port();
-    cfg.request_timeout = 20s;
-    client c{ioc.get_executor(), cfg};
-    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
-        const auto start = std::chrono::steady_clock::now();
-        auto [ec, t] = co_await detail::call(c, one_get(), start + 200ms);
-        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
-    };
-    auto [ec, took] = run(ioc, scenario());
+    auto [ec, took] = with_deadline_soon(one_get());
     CHECK(ec == errc::timeout);
     CHECK(took >= 150ms);
     CHECK(took < 5s);
 }
 
 TEST_CASE("endpoint call: a deadline ends a read with errc::timeout", "[http]") {
-    asio::io_context ioc;
-    scripted_server server{ioc, hang};
-    client_config cfg;
-    cfg.port = server.port();
-    cfg.request_timeout = 20s;
-    client c{ioc.get_executor(), cfg};
-    auto scenario = [&]() -> asio::awaitable<std::pair<error_code, std::chrono::nanoseconds>> {
-        const auto start = std::chrono::steady_clock::now();
-        auto [ec, r] =
-            co_await detail::call(c, detail::endpoint::kv_get{"k", query_options{}}, start + 200ms);
-        co_return std::pair{ec, std::chrono::steady_clock::now() - start};
-    };
-    auto [ec, took] = run(ioc, scenario());
+    auto [ec, took] = with_deadline_soon(detail::endpoint::kv_get{"k", query_options{}});
     CHECK(ec == errc::timeout);
     CHECK(took >= 150ms);
     CHECK(took < 5s);
@@ -77,61 +110,22 @@ TEST_CASE("endpoint call: a deadline ends a read with errc::timeout", "[http]") 
 // A read abandoned by its caller ends at once: nothing was written that needs finishing.
 TEST_CASE("endpoint call: cancelling a read completes with operation_aborted at once",
           "[http][cancel]") {
-    asio::io_context ioc;
-    scripted_server server{ioc, hang};
-    client_config cfg;
-    cfg.port = server.port();
-    cfg.request_timeout = 20s;
-    client c{ioc.get_executor(), cfg};
-    cancel_after cancel{ioc.get_executor(), 100ms};
-    std::optional<error_code> outcome;
-    bool threw = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<error_code> {
-            auto [ec, r] = co_await detail::call(c, detail::endpoint::kv_get{"k", query_options{}});
-            co_return ec;
-        },
-        cancel.bind([&](std::exception_ptr e, error_code ec) {
-            threw = e != nullptr;
-            outcome = ec;
-        }));
-    run_until(
-        ioc, [&] { return outcome.has_value(); }, 10s); // well before the request timeout
-    cancel.disarm();
-    REQUIRE(outcome);
-    CHECK_FALSE(threw);
-    CHECK(*outcome == asio::error::operation_aborted);
+    const auto r = cancel_soon(detail::endpoint::kv_get{"k", query_options{}}, 20s);
+    CHECK_FALSE(r.threw);
+    REQUIRE(r.outcome);
+    CHECK(*r.outcome == asio::error::operation_aborted);
+    CHECK(r.took < 10s); // not held until the request timeout
 }
 
 // A transaction is a write: once sent it is finished first (here: the server never answers,
 // so until the request timeout), then the cancellation is reported.
 TEST_CASE("endpoint call: cancelling a write completes with operation_aborted, not a throw",
           "[http]") {
-    asio::io_context ioc;
-    scripted_server server{ioc, hang};
-    client_config cfg;
-    cfg.port = server.port();
-    cfg.request_timeout = 1s;
-    client c{ioc.get_executor(), cfg};
-    cancel_after cancel{ioc.get_executor(), 100ms};
-    std::optional<error_code> outcome;
-    bool threw = false;
-    asio::co_spawn(
-        ioc,
-        [&]() -> asio::awaitable<error_code> {
-            auto [ec, t] = co_await detail::call(c, one_get());
-            co_return ec;
-        },
-        cancel.bind([&](std::exception_ptr e, error_code ec) {
-            threw = e != nullptr;
-            outcome = ec;
-        }));
-    ioc.run_for(10s);
-    cancel.disarm();
-    REQUIRE(outcome);
-    CHECK_FALSE(threw);
-    CHECK(*outcome == asio::error::operation_aborted);
+    const auto r = cancel_soon(one_get(), 1s);
+    CHECK_FALSE(r.threw);
+    REQUIRE(r.outcome);
+    CHECK(*r.outcome == asio::error::operation_aborted);
+    CHECK(r.took >= 900ms); // finished first, at the request timeout
 }
 
 // Consul applies a write whose connection closed, possibly after the next request on another
