@@ -39,7 +39,6 @@ using phase = semaphore_waiter::phase;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // The waiter's place in the hub's queue (arrival order), left on every exit path.
 struct queue_place {
