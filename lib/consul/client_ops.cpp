@@ -15,47 +15,44 @@ namespace detail {
 
 namespace {
 
-// A blocking read of `read.key` from its folder's shared query (shared_key_read.hpp), or
-// alone when the folder cannot be shared or the shared wait ended without news.
+// A blocking read: from its folder's shared query when the blocking queries hold all the
+// connections they may (shared_key_read.hpp), else alone. Decided when the coroutine runs,
+// not when the read is started: reads started together then see the lane fill up as each
+// one before them enters it.
 asio::awaitable<std::pair<error_code, kv_get_result>>
-read_key_shared(std::shared_ptr<client_impl> c, endpoint::kv_get read, std::string key,
-                std::string folder) {
-    shared_read shared;
+read_key_blocking(std::shared_ptr<client_impl> c, endpoint::kv_get read) {
     try {
-        shared = co_await shared_key_read(c, std::move(key), std::move(folder), read.query);
+        const query_options& q = read.query;
+        // The folders' shared queries read the client's namespace and partition.
+        const bool default_scope = q.namespace_name.empty() && q.partition.empty();
+        if (default_scope && c->blocking_lane->crowded()) {
+            std::string_view k = read.key;
+            if (!k.empty() && k.front() == '/')
+                k.remove_prefix(1);
+            const auto folder = sharing_folder(k);
+            if (folder && kv_path(k, false) && folder_shareable(*c, std::string(*folder))) {
+                auto shared = co_await shared_key_read(c, std::string(k), std::string(*folder), q);
+                using how = shared_read::outcome;
+                if (shared.how == how::answered)
+                    co_return std::pair{shared.ec, std::move(shared.result)};
+                if (shared.how == how::wait_over)
+                    read.query.index = 0; // the key as it is now, as Consul answers then
+            }
+        }
+        co_return co_await call(std::move(c), std::move(read));
     } catch (...) { // as call() does
         co_return std::pair{error_from_exception(std::current_exception()), kv_get_result{}};
     }
-    using how = shared_read::outcome;
-    if (shared.how == how::answered)
-        co_return std::pair{shared.ec, std::move(shared.result)};
-    if (shared.how == how::wait_over)
-        read.query.index = 0; // the key as it is now, as Consul answers when a wait ends
-    co_return co_await call(std::move(c), std::move(read));
 }
 
 } // namespace
 
 asio::awaitable<std::pair<error_code, kv_get_result>> read_key(std::shared_ptr<client_impl> c,
                                                                endpoint::kv_get read) {
-    // Decided here rather than in a coroutine of its own: a read that does not share (nearly
-    // all) is call() itself, with no frame more.
-    const query_options& q = read.query;
-    // The folders' shared queries read the client's namespace and partition.
-    const bool default_scope = q.namespace_name.empty() && q.partition.empty();
-    if (q.index > 0 && default_scope && c->blocking_lane->crowded()) {
-        // No connection to spare for one more blocking query: share the folder's.
-        std::string_view k = read.key;
-        if (!k.empty() && k.front() == '/')
-            k.remove_prefix(1);
-        const auto folder = sharing_folder(k);
-        if (folder && kv_path(k, false) && folder_shareable(*c, std::string(*folder))) {
-            std::string key(k), shared_folder(*folder); // (views into `read`, which moves)
-            return read_key_shared(std::move(c), std::move(read), std::move(key),
-                                   std::move(shared_folder));
-        }
-    }
-    return call(std::move(c), std::move(read));
+    // A read without an index never shares: it is call() itself, with no frame more.
+    if (read.query.index == 0)
+        return call(std::move(c), std::move(read));
+    return read_key_blocking(std::move(c), std::move(read));
 }
 
 asio::awaitable<std::pair<error_code, kv_get_result>> read_key(const client& c,

@@ -15,7 +15,8 @@ namespace conclave::detail {
 /// call(c, read) (consul/endpoint.hpp), except for a blocking read (index > 0) when the
 /// blocking queries hold all the connections they may: then the read joins the blocking
 /// query its key's folder shares among such readers (consul/blocking/shared_key_read.hpp).
-/// Every read of one key, the public one and the recipes', comes here.
+/// The public read of a key and the watches' come here; the decision is made when the
+/// read runs, so that reads started together see the lane fill up.
 asio::awaitable<std::pair<error_code, kv_get_result>> read_key(std::shared_ptr<client_impl> c,
                                                                endpoint::kv_get read);
 

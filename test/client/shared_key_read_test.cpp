@@ -77,6 +77,30 @@ struct shared_read_fixture {
 
 } // namespace
 
+// Whether a read shares is decided when it runs: reads started in one go see the lane fill
+// up as the ones before them enter it, instead of all queueing behind the first ones.
+TEST_CASE_METHOD(shared_read_fixture,
+                 "blocking reads started together share once the first ones hold the lane",
+                 "[client][connections]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        constexpr std::size_t reads = 6;
+        constexpr std::size_t alone = 2; // the blocking queries' share of the connections
+        std::array<asio::cancellation_signal, reads> stop;
+        std::size_t ended = 0;
+        for (std::size_t i = 0; i < reads; ++i) // all started before any of them runs
+            consul.async_kv_get(p + "k" + std::to_string(i),
+                                query_options::blocking(1ull << 60, 120s),
+                                asio::bind_cancellation_slot(
+                                    stop[i].slot(), [&](error_code, kv_get_result) { ++ended; }));
+        co_await yield_until([&] { return consul.stats().shared_key_reads == reads - alone; });
+        CHECK(consul.stats().shared_folder_queries == 1);
+        for (auto& s : stop)
+            s.emit(asio::cancellation_type::terminal);
+        co_await yield_until([&] { return ended == reads; });
+    };
+    run(ioc, body(), 30s);
+}
+
 TEST_CASE_METHOD(shared_read_fixture,
                  "blocking reads beyond the blocking queries' share hear every change through "
                  "one query on their folder",

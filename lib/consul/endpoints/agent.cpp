@@ -63,6 +63,7 @@ error_code agent_self::build(api_call& call) const {
     call.endpoint = "agent_self";
     call.path = "/v1/agent/self";
     call.one_entry = true;
+    apply_scope(call, options);
     call.diag = options.diag;
     apply_timeout(call, options.timeout);
     return {};
