@@ -174,8 +174,7 @@ TEST_CASE("kv: -namespace and -partition, or CONSUL_NAMESPACE and CONSUL_PARTITI
     CHECK(requests[3] == "GET /v1/kv/k HTTP/1.1");
 }
 
-TEST_CASE("kv: a namespace Consul without Enterprise refuses is an error that says so",
-          "[kv]") {
+TEST_CASE("kv: a namespace Consul without Enterprise refuses is an error that says so", "[kv]") {
     cli_fixture f;
     auto put = f.run({"kv", "put", "-namespace=team-a", "ns/k", "v"});
     CHECK(put->wait() == 1);

@@ -39,7 +39,6 @@ using phase = semaphore_waiter::phase;
 
 namespace {
 
-
 // The waiter's place in the hub's queue (arrival order), left on every exit path.
 struct queue_place {
     semaphore_hub& hub;
