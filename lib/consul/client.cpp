@@ -334,9 +334,7 @@ void apply_query(api_call& call, const query_options& q) {
         call.flag("consistent");
     else if (q.mode == consistency::stale)
         call.flag("stale");
-    call.datacenter = q.datacenter;
-    apply_scope(call, q);
-    call.diag = q.diag;
+    apply_options(call, q);
 }
 
 error_code status_error(const api_call& call, const api_reply& reply) {

@@ -122,7 +122,16 @@ void apply_scope(api_call& call, const Options& o) {
         call.partition = o.partition;
 }
 
-/// Adds index/wait/consistency/dc/namespace/partition of `q` to `call`.
+/// Sets what every request's options hold (request_options): the datacenter, the namespace
+/// and partition where they name one, and the diagnostics.
+template <class Options>
+void apply_options(api_call& call, const request_options<Options>& o) {
+    call.datacenter = o.datacenter;
+    apply_scope(call, o);
+    call.diag = o.diag;
+}
+
+/// Adds index/wait/consistency of `q` to `call`, and its request options (apply_options).
 void apply_query(api_call& call, const query_options& q);
 
 /// The request target: the call's path itself, or path and query (with `default_dc` for a

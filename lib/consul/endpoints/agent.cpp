@@ -19,10 +19,8 @@ error_code txn::build(api_call& call) const {
         call.flag("consistent");
     else if (options.mode == consistency::stale)
         call.flag("stale");
-    call.datacenter = options.datacenter;
-    apply_scope(call, options);
+    apply_options(call, options);
     call.body = codec::txn_body(ops, call.namespace_name, call.partition);
-    call.diag = options.diag;
     return {};
 }
 
@@ -41,9 +39,7 @@ error_code status_leader::build(api_call& call) const {
     call.endpoint = "status_leader";
     call.path = "/v1/status/leader";
     call.one_entry = true;
-    call.datacenter = options.datacenter;
-    apply_scope(call, options);
-    call.diag = options.diag;
+    apply_options(call, options);
     apply_timeout(call, options.timeout);
     return {};
 }
@@ -63,6 +59,7 @@ error_code agent_self::build(api_call& call) const {
     call.endpoint = "agent_self";
     call.path = "/v1/agent/self";
     call.one_entry = true;
+    // The agent answers for itself: its options' datacenter is not sent (apply_options would).
     apply_scope(call, options);
     call.diag = options.diag;
     apply_timeout(call, options.timeout);

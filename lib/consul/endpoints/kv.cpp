@@ -137,7 +137,6 @@ std::pair<error_code, bool> decode_write_reply(const api_call& call, const api_r
 error_code kv_put::build(api_call& call) {
     call.endpoint = "kv_put";
     call.method = bhttp::verb::put;
-    call.diag = options.diag;
     apply_timeout(call, options.timeout);
     // A leading '/' is refused, not dropped, as Go's client does for a put.
     auto path = kv_path(key, false);
@@ -160,8 +159,7 @@ error_code kv_put::build(api_call& call) {
         call.param("acquire", options.acquire);
     if (!options.release.empty())
         call.param("release", options.release);
-    call.datacenter = options.datacenter;
-    apply_scope(call, options);
+    apply_options(call, options);
     call.body = std::move(value);
     call.content_type = "application/octet-stream";
     return {};
@@ -174,7 +172,6 @@ std::pair<error_code, bool> kv_put::decode(const api_call& call, api_reply& repl
 error_code kv_delete::build(api_call& call) const {
     call.endpoint = "kv_delete";
     call.method = bhttp::verb::delete_;
-    call.diag = options.diag;
     apply_timeout(call, options.timeout);
     auto path = kv_path(key, true);
     if (!path)
@@ -185,8 +182,7 @@ error_code kv_delete::build(api_call& call) const {
         call.flag("recurse");
     if (options.cas)
         call.param("cas", std::to_string(*options.cas));
-    call.datacenter = options.datacenter;
-    apply_scope(call, options);
+    apply_options(call, options);
     return {};
 }
 

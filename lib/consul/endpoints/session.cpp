@@ -55,9 +55,7 @@ error_code build_id_write(api_call& call, std::string_view what, const std::stri
     call.path += '/';
     call.path += encode_segment(id);
     call.one_entry = true;
-    call.datacenter = o.datacenter;
-    apply_scope(call, o);
-    call.diag = o.diag;
+    apply_options(call, o);
     apply_timeout(call, o.timeout);
     return {};
 }
@@ -111,9 +109,7 @@ error_code session_create::build(api_call& call) const {
     call.one_entry = true;
     call.body = session_create_body(options);
     call.content_type = "application/json";
-    call.datacenter = options.datacenter;
-    apply_scope(call, options);
-    call.diag = options.diag;
+    apply_options(call, options);
     return {};
 }
 
