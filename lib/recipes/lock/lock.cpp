@@ -6,6 +6,7 @@
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
@@ -70,12 +71,9 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
     // the key writes it (see release_lease).
     ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
     ops.push_back(txn_op::get(me.contender_key));
-    // The one write a spent budget still allows gets a little time (see take_free_key).
-    auto until = deadline;
-    if (until)
-        until = std::max(*until, clock::now() + detail::minimum_attempt_time);
-    auto [ec, t] =
-        co_await detail::call(hub.consul, detail::endpoint::txn{std::move(ops), {}}, until);
+    // The one write a spent budget still allows gets a little time, as an attempt does.
+    auto [ec, t] = co_await detail::call(hub.consul, detail::endpoint::txn{std::move(ops), {}},
+                                         detail::attempt_deadline(deadline));
     if (ec)
         co_return ec;
     if (!t.committed || t.results.empty()) {
@@ -208,11 +206,8 @@ take_free_key(lock_state& l, detail::hub_waiter& me, const kv_entry* known, dead
     if (!me.contender_key.empty())
         ops.push_back(txn_op::remove(me.contender_key));
     detail::attempt_scope attempt{*l.hub};
-    // The one attempt a spent budget still allows gets a little time.
-    if (deadline)
-        deadline = std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-    auto outcome =
-        co_await detail::call(l.consul, detail::endpoint::txn{std::move(ops), {}}, deadline);
+    auto outcome = co_await detail::call(l.consul, detail::endpoint::txn{std::move(ops), {}},
+                                         detail::attempt_deadline(deadline));
     auto& results = outcome.second.results;
     if (!outcome.first && outcome.second.committed) {
         // Results come only from check-index (the key before) and the lock: the lock's is
@@ -249,6 +244,31 @@ asio::awaitable<void> leave_no_trace(std::shared_ptr<lock_state> l, detail::hub_
         co_await undo_acquire(l, me.session->id);
     if (still_in_line(me))
         co_await dequeue(l, me, has_lease);
+}
+
+// One attempt, for the acquire machine: its outcome (none when cancelled). A committed one
+// makes the lease (in `result`), and tells the hub what we wrote.
+asio::awaitable<std::optional<detail::attempt_outcome>>
+attempt(const std::shared_ptr<lock_state>& l, const std::shared_ptr<session_state>& s,
+        const queue_place& place, deadline_t deadline, acquire_result& result) {
+    auto& hub = *l->hub;
+    const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
+    auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
+    if (ec == asio::error::operation_aborted)
+        co_return std::nullopt;
+    detail::attempt_outcome o{ec, !ec && t.committed && !t.results.empty(),
+                              detail::classify_refusal(t.errors)};
+    if (o.committed) {
+        const kv_entry& e = t.results.back();
+        hub.note_local_grant(e);
+        hub.saw_write(e);
+        if (!place.me->contender_key.empty()) {
+            hub.contender_gone(place.me->contender_key);
+            place.me->contender_key.clear();
+        }
+        result.second = make_lease(l, s, e);
+    }
+    co_return o;
 }
 
 // What the hub, our place in its queue and the session say now, for the acquire machine.
@@ -333,49 +353,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
         if (!in_line)
             action.end =
                 result.first ? detail::acquire_end::failed : detail::acquire_end::timed_out;
-        for (;;) {
-            using kind = detail::acquire_action::kind;
-            if (action.what == kind::finish)
-                break;
-            switch (action.what) {
-            case kind::wait:
-                co_await wait_for_change(hub, *place.me, *s, action.until);
-                break;
-            case kind::sleep:
-                if (action.reread)
-                    hub.forget();
-                co_await detail::sleep_for(action.pause, deadline);
-                break;
-            case kind::reread:
-                hub.forget();
-                break;
-            case kind::attempt: {
-                const kv_entry* known = hub.entry() ? &*hub.entry() : nullptr;
-                auto [ec, t] = co_await take_free_key(*l, *place.me, known, deadline);
-                if (ec == asio::error::operation_aborted) {
-                    action = fsm.cancelled();
-                    continue;
-                }
-                detail::attempt_outcome o{ec, !ec && t.committed && !t.results.empty(),
-                                          detail::classify_refusal(t.errors)};
-                if (o.committed) {
-                    const kv_entry& e = t.results.back();
-                    hub.note_local_grant(e);
-                    hub.saw_write(e);
-                    if (!place.me->contender_key.empty()) {
-                        hub.contender_gone(place.me->contender_key);
-                        place.me->contender_key.clear();
-                    }
-                    result.second = make_lease(l, s, e);
-                }
-                action = fsm.attempted(view_of(*l, place, *s), o);
-                continue;
-            }
-            case kind::finish:
-                break;
-            }
-            action = fsm.next(view_of(*l, place, *s));
-        }
+        action = co_await detail::drive_acquire(
+            fsm, hub, deadline, action, [&] { return view_of(*l, place, *s); },
+            [&](clock::time_point until) { return wait_for_change(hub, *place.me, *s, until); },
+            [&] { return attempt(l, s, place, deadline, result); });
         using end = detail::acquire_end;
         switch (action.end) {
         case end::handed_here:
@@ -418,11 +399,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
-    if (!result.second)
-        how = cancelled      ? acquire_outcome::cancelled
-              : result.first ? acquire_outcome::failed
-                             : acquire_outcome::timed_out;
-    report.finish(how, result.first);
+    report.finish(result.second ? how : detail::ungranted_outcome(cancelled, result.first),
+                  result.first);
     co_return result;
 }
 

@@ -7,6 +7,7 @@
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
 #include "observe/report.hpp"
+#include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
@@ -116,8 +117,7 @@ asio::awaitable<error_code> write_contender(semaphore_state& sem, session_state&
     // The one write a spent budget still allows gets a little time, as an attempt does (a
     // budget of 0 would otherwise leave it 1 ms: never enough on a cluster).
     if (deadline)
-        options.with_timeout(
-            detail::time_left(std::max(*deadline, clock::now() + detail::minimum_attempt_time)));
+        options.with_timeout(detail::time_left(*detail::attempt_deadline(deadline)));
     auto [ec, made] = co_await detail::call(
         sem.consul, detail::endpoint::kv_put{sem.contender_key(s.id), sem.opts.value, options});
     if (diag)
@@ -254,6 +254,62 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     return v;
 }
 
+// One attempt, for the acquire machine: a check-and-set of `.lock` that adds us (when the
+// plan takes a slot) and the queued local waiters that fit, and deletes dead contenders'
+// keys. Its outcome, none when cancelled; a committed one that adds us makes the permit (in
+// `result`).
+asio::awaitable<std::optional<detail::attempt_outcome>>
+attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<session_state>& s,
+        attempt_plan& plan, const deadline_t& deadline, acquire_result& result) {
+    auto& hub = *sem->hub;
+    auto record = plan.reading.record;
+    std::vector<std::string> added;
+    if (plan.take)
+        added.push_back(s->id);
+    for (const auto& w : plan.members)
+        added.push_back(w->session->id);
+    record.holders.insert(added.begin(), added.end());
+    std::vector<txn_op> ops{txn_op::cas(sem->lock_key, record.encode(),
+                                        plan.reading.lock_modify_index, semaphore_flag_value)};
+    // The contender keys of crashed contenders go in the same transaction: their sessions
+    // ended, and Consul only released their keys (behavior "release").
+    std::vector<std::string> swept;
+    for (const auto& d : dead_keys(hub)) {
+        ops.push_back(txn_op::remove_cas(d.key, d.modify_index));
+        swept.push_back(d.key);
+    }
+    ops.push_back(txn_op::get(sem->lock_key)); // (deletes have no result)
+    std::pair<error_code, txn_result> outcome;
+    {
+        handoff_batch batch{sem->hub, std::move(plan.members), sem->limit,
+                            sem->opts.cleanup_timeout};
+        outcome = co_await detail::call(sem->consul, detail::endpoint::txn{std::move(ops), {}},
+                                        detail::attempt_deadline(deadline));
+        auto& [tec, t] = outcome;
+        if (!tec && t.committed && !t.results.empty())
+            batch.granted(t.results.back().modify_index);
+        else if (!tec)
+            batch.refused();
+    }
+    auto& [tec, t] = outcome;
+    if (tec == asio::error::operation_aborted)
+        co_return std::nullopt;
+    detail::attempt_outcome o{tec, !tec && t.committed && !t.results.empty(),
+                              detail::classify_refusal(t.errors)};
+    if (o.committed) {
+        hub.saw_write(t.results.back(), added, "", swept);
+        if (plan.take) {
+            if (auto lost = hub.permit_here(s->id))
+                lost->mark_lost(make_error_code(errc::lock_lost));
+            result.second = make_permit(sem, s, t.results.back().modify_index);
+        }
+    } else if (!tec && o.why == detail::refusal::denied && !swept.empty()) {
+        hub.sweep_denied = true; // perhaps only the deletes were denied
+        o.denied_extras = true;
+    }
+    co_return o;
+}
+
 // The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
 // tries, adding as many queued local waiters as there are free slots to the same CAS; the
 // others sleep until they reach the front or are handed a slot (by that CAS, or by a local
@@ -304,80 +360,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         action.end = detail::acquire_end::timed_out; // (not in line: result.first says why)
         if (me.enqueued)
             action = fsm.next(view_of(*sem, place, *s, diag, plan));
-        while (action.what != kind::finish) {
-            switch (action.what) {
-            case kind::wait:
-                co_await wait_for_change(place, *s, action.until);
-                break;
-            case kind::sleep:
-                if (action.reread)
-                    hub.forget();
-                co_await detail::sleep_for(action.pause, deadline);
-                break;
-            case kind::reread:
-                hub.forget();
-                break;
-            case kind::attempt: {
-                auto record = plan.reading.record;
-                std::vector<std::string> added;
-                if (plan.take)
-                    added.push_back(s->id);
-                for (const auto& w : plan.members)
-                    added.push_back(w->session->id);
-                record.holders.insert(added.begin(), added.end());
-                std::vector<txn_op> ops{txn_op::cas(sem->lock_key, record.encode(),
-                                                    plan.reading.lock_modify_index,
-                                                    semaphore_flag_value)};
-                // The contender keys of crashed contenders go in the same transaction: their
-                // sessions ended, and Consul only released their keys (behavior "release").
-                std::vector<std::string> swept;
-                for (const auto& d : dead_keys(hub)) {
-                    ops.push_back(txn_op::remove_cas(d.key, d.modify_index));
-                    swept.push_back(d.key);
-                }
-                ops.push_back(txn_op::get(sem->lock_key)); // (deletes have no result)
-                std::pair<error_code, txn_result> outcome;
-                {
-                    handoff_batch batch{sem->hub, std::move(plan.members), sem->limit,
-                                        sem->opts.cleanup_timeout};
-                    auto attempt_deadline = deadline;
-                    if (deadline)
-                        attempt_deadline =
-                            std::max(*deadline, clock::now() + detail::minimum_attempt_time);
-                    outcome = co_await detail::call(
-                        sem->consul, detail::endpoint::txn{std::move(ops), {}}, attempt_deadline);
-                    auto& [tec, t] = outcome;
-                    if (!tec && t.committed && !t.results.empty())
-                        batch.granted(t.results.back().modify_index);
-                    else if (!tec)
-                        batch.refused();
-                }
-                auto& [tec, t] = outcome;
-                if (tec == asio::error::operation_aborted) {
-                    action = fsm.cancelled();
-                    continue;
-                }
-                detail::attempt_outcome o{tec, !tec && t.committed && !t.results.empty(),
-                                          detail::classify_refusal(t.errors)};
-                if (o.committed) {
-                    hub.saw_write(t.results.back(), added, "", swept);
-                    if (plan.take) {
-                        if (auto lost = hub.permit_here(s->id))
-                            lost->mark_lost(make_error_code(errc::lock_lost));
-                        result.second = make_permit(sem, s, t.results.back().modify_index);
-                    }
-                } else if (!tec && o.why == detail::refusal::denied && !swept.empty()) {
-                    hub.sweep_denied = true; // perhaps only the deletes were denied
-                    o.denied_extras = true;
-                }
-                action = fsm.attempted(view_of(*sem, place, *s, diag, plan), o);
-                continue;
-            }
-            case kind::finish:
-                break;
-            }
-            action = fsm.next(view_of(*sem, place, *s, diag, plan));
-        }
+        action = co_await detail::drive_acquire(
+            fsm, hub, deadline, action, [&] { return view_of(*sem, place, *s, diag, plan); },
+            [&](clock::time_point until) { return wait_for_change(place, *s, until); },
+            [&] { return attempt(sem, s, plan, deadline, result); });
         using end = detail::acquire_end;
         switch (action.end) {
         case end::handed_here:
@@ -428,11 +414,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};
-    if (!result.second)
-        how = cancelled      ? acquire_outcome::cancelled
-              : result.first ? acquire_outcome::failed
-                             : acquire_outcome::timed_out;
-    report.finish(how, result.first);
+    report.finish(result.second ? how : detail::ungranted_outcome(cancelled, result.first),
+                  result.first);
     co_return result;
 }
 

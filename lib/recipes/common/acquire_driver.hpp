@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSL-1.0
+// The one coroutine that performs the acquire machine's actions (acquire_fsm.hpp), for every
+// recipe that acquires a grant: the lock, the semaphore, and those built on them. A recipe
+// gives it three things of its own: how it sees the key now (a view), how it waits for a
+// change, and how it attempts its transaction. The rest (sleeping, forgetting the shared
+// query's view, asking the machine again) is the same for all, and lives here once.
+#pragma once
+
+#include "recipes/common/acquire_fsm.hpp"
+#include "recipes/common/acquire_policy.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/common/shared_query.hpp"
+
+#include <conclave/observer.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+namespace conclave::detail {
+
+/// The deadline of an attempt (or of any one write an acquire must make): the acquire's,
+/// but at least minimum_attempt_time from now, so that the one attempt a spent budget still
+/// allows has time to be answered (a budget of 0 would leave it nothing).
+inline std::optional<std::chrono::steady_clock::time_point>
+attempt_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    if (deadline)
+        deadline = std::max(*deadline, std::chrono::steady_clock::now() + minimum_attempt_time);
+    return deadline;
+}
+
+/// Performs the machine's actions from `action` until it finishes, and returns that finish.
+/// - `view()`: the acquire_view now (no I/O);
+/// - `wait(until)`: an awaitable that completes when something the waiter may act on
+///   changes, or at `until`;
+/// - `attempt()`: an awaitable of std::optional<attempt_outcome>, empty when the attempt
+///   was cancelled (cancellation comes back as a value, never as an empty result).
+/// They are called, and their awaitables awaited, one at a time; callables that return a
+/// coroutine of a named function (not a coroutine lambda) keep their state in the caller's
+/// frame, which outlives this one.
+template <class View, class Wait, class Attempt>
+asio::awaitable<acquire_action>
+drive_acquire(acquire_fsm& fsm, shared_query& hub,
+              std::optional<std::chrono::steady_clock::time_point> deadline, acquire_action action,
+              View view, Wait wait, Attempt attempt) {
+    using kind = acquire_action::kind;
+    while (action.what != kind::finish) {
+        switch (action.what) {
+        case kind::wait:
+            co_await wait(action.until);
+            break;
+        case kind::sleep:
+            if (action.reread)
+                hub.forget();
+            co_await sleep_for(action.pause, deadline);
+            break;
+        case kind::reread:
+            hub.forget();
+            break;
+        case kind::attempt: {
+            std::optional<attempt_outcome> o = co_await attempt();
+            action = o ? fsm.attempted(view(), *o) : fsm.cancelled();
+            continue;
+        }
+        case kind::finish:
+            break;
+        }
+        action = fsm.next(view());
+    }
+    co_return action;
+}
+
+/// How an acquire that ends without a grant is reported: cancelled, failed (with an error),
+/// or out of time (neither).
+inline acquire_outcome ungranted_outcome(bool cancelled, const error_code& ec) {
+    return cancelled ? acquire_outcome::cancelled
+           : ec      ? acquire_outcome::failed
+                     : acquire_outcome::timed_out;
+}
+
+} // namespace conclave::detail
