@@ -14,6 +14,7 @@
 #include <conclave/lock.hpp>
 #include <conclave/log.hpp>
 #include <conclave/metrics.hpp>
+#include <conclave/multi_lock.hpp>
 #include <conclave/observer.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
-/// Structured scopes: with_session, with_lock, with_permit, with_leadership, and
-/// try_with_lock and try_with_permit, which skip the body when the grant is held elsewhere.
+/// Structured scopes: with_session, with_lock (a lock, or a multi-lock's keys together),
+/// with_permit, with_leadership, and try_with_lock and try_with_permit, which skip the body
+/// when the grant is held elsewhere.
 ///
 ///     co_await conclave::with_lock(mutex, s,
 ///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
@@ -15,6 +16,7 @@
 #include <conclave/detail/hold_scope.hpp>
 #include <conclave/elector.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/multi_lock.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
@@ -106,6 +108,34 @@ try_with_lock(lock& mutex, session& s, std::chrono::milliseconds budget, Body bo
     };
     return detail::spawn_try_hold<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
         s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
+}
+
+/// with_lock for every key of a multi-lock, taken together: `body(lease)` runs while all are
+/// held, and is cancelled (errc::lock_lost thrown after it returned) when any of them is
+/// lost; the release unlocks them all in one transaction.
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, multi_lock_lease>> with_lock(multi_lock& keys,
+                                                                         session& s, Body body) {
+    auto acquire = [&keys, s]() mutable {
+        return keys.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_hold<detail::body_result_t<Body, multi_lock_lease>>(
+        detail::hold<multi_lock_lease>(s, std::move(acquire), std::move(body),
+                                       "a key of the multi-lock was lost while it was held"));
+}
+
+/// try_with_lock for a multi-lock: `body(lease)` runs only if every key was had within
+/// `budget` (0: one look, and one attempt when all are free).
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, multi_lock_lease>>>
+try_with_lock(multi_lock& keys, session& s, std::chrono::milliseconds budget, Body body) {
+    auto acquire = [&keys, s, budget]() mutable {
+        return keys.async_try_acquire(s, budget,
+                                      with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_try_hold<detail::body_result_t<Body, multi_lock_lease>>(
+        detail::hold<multi_lock_lease>(s, std::move(acquire), std::move(body),
+                                       "a key of the multi-lock was lost while it was held"));
 }
 
 /// try_with_lock for one slot of a semaphore: `body(permit)` runs only if a slot was had

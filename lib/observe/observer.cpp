@@ -18,9 +18,11 @@ std::string_view to_string(grant_kind k) noexcept {
     case grant_kind::lock:
         return "lock";
     case grant_kind::semaphore:
+        return "semaphore";
+    case grant_kind::multi_lock:
         break;
     }
-    return "semaphore";
+    return "multi_lock";
 }
 
 std::string_view to_string(hold_kind k) noexcept {
@@ -30,9 +32,11 @@ std::string_view to_string(hold_kind k) noexcept {
     case hold_kind::lock:
         return "lock";
     case hold_kind::semaphore:
+        return "semaphore";
+    case hold_kind::multi_lock:
         break;
     }
-    return "semaphore";
+    return "multi_lock";
 }
 
 std::string_view to_string(acquire_outcome o) noexcept {

@@ -9,7 +9,6 @@
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
-#include "recipes/common/shared_query.hpp"
 
 #include <conclave/observer.hpp>
 
@@ -36,15 +35,16 @@ attempt_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) 
 /// - `wait(until)`: an awaitable that completes when something the waiter may act on
 ///   changes, or at `until`;
 /// - `attempt()`: an awaitable of std::optional<attempt_outcome>, empty when the attempt
-///   was cancelled (cancellation comes back as a value, never as an empty result).
+///   was cancelled (cancellation comes back as a value, never as an empty result);
+/// - `forget()`: the view of the keys is out of date: read them again (the shared query's
+///   forget(), of every key the recipe watches).
 /// They are called, and their awaitables awaited, one at a time; callables that return a
 /// coroutine of a named function (not a coroutine lambda) keep their state in the caller's
 /// frame, which outlives this one.
-template <class View, class Wait, class Attempt>
+template <class View, class Wait, class Attempt, class Forget>
 asio::awaitable<acquire_action>
-drive_acquire(acquire_fsm& fsm, shared_query& hub,
-              std::optional<std::chrono::steady_clock::time_point> deadline, acquire_action action,
-              View view, Wait wait, Attempt attempt) {
+drive_acquire(acquire_fsm& fsm, std::optional<std::chrono::steady_clock::time_point> deadline,
+              acquire_action action, View view, Wait wait, Attempt attempt, Forget forget) {
     using kind = acquire_action::kind;
     while (action.what != kind::finish) {
         switch (action.what) {
@@ -53,11 +53,11 @@ drive_acquire(acquire_fsm& fsm, shared_query& hub,
             break;
         case kind::sleep:
             if (action.reread)
-                hub.forget();
+                forget();
             co_await sleep_for(action.pause, deadline);
             break;
         case kind::reread:
-            hub.forget();
+            forget();
             break;
         case kind::attempt: {
             std::optional<attempt_outcome> o = co_await attempt();

@@ -10,6 +10,8 @@
 
 #include <array>
 #include <chrono>
+#include <deque>
+#include <vector>
 
 namespace conclave::detail {
 
@@ -42,6 +44,16 @@ public:
     static asio::awaitable<void> wait_any(clock::time_point until, Notifiers&... ns) {
         asio::steady_timer timer{co_await asio::this_coro::executor, until};
         const std::array<listener, sizeof...(Notifiers)> on_each{listener{ns, timer}...};
+        co_await timer.async_wait(asio::as_tuple(asio::deferred));
+    }
+
+    /// Like wait_any(), for a number of notifiers known at run time (a multi-lock's keys).
+    static asio::awaitable<void> wait_any_of(clock::time_point until,
+                                             const std::vector<notifier*>& ns) {
+        asio::steady_timer timer{co_await asio::this_coro::executor, until};
+        std::deque<listener> on_each; // (a deque: listeners stay where they are made)
+        for (notifier* n : ns)
+            on_each.emplace_back(*n, timer);
         co_await timer.async_wait(asio::as_tuple(asio::deferred));
     }
 

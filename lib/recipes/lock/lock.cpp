@@ -354,9 +354,9 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
             action.end =
                 result.first ? detail::acquire_end::failed : detail::acquire_end::timed_out;
         action = co_await detail::drive_acquire(
-            fsm, hub, deadline, action, [&] { return view_of(*l, place, *s); },
+            fsm, deadline, action, [&] { return view_of(*l, place, *s); },
             [&](clock::time_point until) { return wait_for_change(hub, *place.me, *s, until); },
-            [&] { return attempt(l, s, place, deadline, result); });
+            [&] { return attempt(l, s, place, deadline, result); }, [&] { hub.forget(); });
         using end = detail::acquire_end;
         switch (action.end) {
         case end::handed_here:

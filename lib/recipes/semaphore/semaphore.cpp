@@ -361,9 +361,9 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         if (me.enqueued)
             action = fsm.next(view_of(*sem, place, *s, diag, plan));
         action = co_await detail::drive_acquire(
-            fsm, hub, deadline, action, [&] { return view_of(*sem, place, *s, diag, plan); },
+            fsm, deadline, action, [&] { return view_of(*sem, place, *s, diag, plan); },
             [&](clock::time_point until) { return wait_for_change(place, *s, until); },
-            [&] { return attempt(sem, s, plan, deadline, result); });
+            [&] { return attempt(sem, s, plan, deadline, result); }, [&] { hub.forget(); });
         using end = detail::acquire_end;
         switch (action.end) {
         case end::handed_here:
