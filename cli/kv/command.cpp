@@ -159,8 +159,6 @@ int get_command(args a) {
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
         return *code;
-    if (auto code = at_most_one_argument(rest))
-        return *code;
     if (rest.empty() && !r.recurse && !r.keys)
         return kv_usage_error("Error! Missing KEY argument");
     if (r.recurse && r.keys)
@@ -184,13 +182,10 @@ int put_command(args a) {
     c.flags.add_bool("acquire", &acquire);
     c.flags.add_bool("release", &release);
     std::vector<std::string_view> rest;
-    if (auto code = kv_parse(c, a, rest))
+    if (auto code = kv_parse(c, a, rest, 2))
         return *code;
     if (rest.empty())
         return kv_usage_error("Error! Missing KEY argument");
-    if (rest.size() > 2)
-        return kv_usage_error("Too many arguments (expected 1 or 2, got " +
-                              std::to_string(rest.size()) + ")");
     if ((acquire || release) && session.empty())
         return kv_usage_error("Error! Missing -session (required with -acquire and -release)");
     if (cas && !c.flags.was_set("modify-index"))
@@ -249,8 +244,6 @@ int delete_command(args a) {
     c.flags.add_uint("modify-index", &modify_index);
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
-        return *code;
-    if (auto code = at_most_one_argument(rest))
         return *code;
     if (rest.empty() && !recurse)
         return kv_usage_error("Error! Missing KEY argument");

@@ -42,13 +42,6 @@ int kv_usage_error(const std::string& message) {
     return cli::usage_error(message, kv_usage);
 }
 
-std::optional<int> at_most_one_argument(const std::vector<std::string_view>& rest) {
-    if (rest.size() <= 1)
-        return std::nullopt;
-    return kv_usage_error("Too many arguments (expected 1, got " + std::to_string(rest.size()) +
-                          ")");
-}
-
 std::string consul_error(const error_code& ec, const diagnostics& d, const client& consul) {
     std::string text = ec.message();
     if (!d.server_message.empty())
@@ -61,8 +54,15 @@ std::string consul_error(const error_code& ec, const diagnostics& d, const clien
            "; set -http-addr or CONSUL_HTTP_ADDR)";
 }
 
-std::optional<int> kv_parse(kv_common& c, args a, std::vector<std::string_view>& rest) {
-    return parse_or_usage(c.flags, a, kv_usage, rest);
+std::optional<int> kv_parse(kv_common& c, args a, std::vector<std::string_view>& rest,
+                            std::size_t most) {
+    if (auto stop = parse_or_usage(c.flags, a, kv_usage, rest))
+        return stop;
+    if (rest.size() <= most)
+        return std::nullopt;
+    const std::string expected = most == 1 ? "1" : "1 or " + std::to_string(most);
+    return kv_usage_error("Too many arguments (expected " + expected + ", got " +
+                          std::to_string(rest.size()) + ")");
 }
 
 } // namespace conclave::cli

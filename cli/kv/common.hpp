@@ -36,15 +36,15 @@ struct kv_common {
 
 /// The message, then the help: exit 1.
 int kv_usage_error(const std::string& message);
-/// Consul's usage error when more than one argument is left; nothing otherwise.
-std::optional<int> at_most_one_argument(const std::vector<std::string_view>& rest);
 
 /// Consul's error in words: the code, Consul's text, the missing ACL permission, and
 /// where Consul was looked for when it could not be reached.
 std::string consul_error(const error_code& ec, const diagnostics& d, const client& consul);
 
-/// Parses the flags; returns an exit status when the command must stop there.
-std::optional<int> kv_parse(kv_common& c, args a, std::vector<std::string_view>& rest);
+/// Parses the flags, then refuses more than `most` arguments (1, or 2: put's key and value)
+/// with Consul's usage error; returns an exit status when the command must stop there.
+std::optional<int> kv_parse(kv_common& c, args a, std::vector<std::string_view>& rest,
+                            std::size_t most = 1);
 
 /// Runs `body(client&)` (an awaitable<int>) with a client built from the environment and
 /// the HTTP flags; returns its exit status.

@@ -133,8 +133,6 @@ int export_command(args a) {
     std::vector<std::string_view> rest;
     if (auto code = kv_parse(c, a, rest))
         return *code;
-    if (auto code = at_most_one_argument(rest))
-        return *code;
     std::string prefix = rest.empty() ? "" : std::string(rest[0]);
     return with_client(c, [&](client& consul) { return do_export(consul, prefix, stale); });
 }
@@ -146,8 +144,6 @@ int import_command(args a) {
         return *code;
     if (rest.empty())
         return kv_usage_error("Error! Missing DATA argument");
-    if (auto code = at_most_one_argument(rest))
-        return *code;
     std::string text;
     std::vector<import_entry> entries;
     if (!read_data(std::string(rest[0]), text) || !parse_entries(text, entries))

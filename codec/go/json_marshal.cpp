@@ -56,6 +56,27 @@ void newline(std::string& out, std::string_view indent, int depth) {
         out += indent;
 }
 
+// An array's or an object's members between `open` and `close`, as encoding/json writes
+// both: nothing between them when empty, else comma-separated, each on a line of its own at
+// depth + 1 when indented, the closing one back at `depth`.
+template <class Members, class WriteMember>
+void write_members(std::string& out, const Members& members, char open, char close, int depth,
+                   std::string_view indent, WriteMember write_member) {
+    out += open;
+    if (!members.empty()) {
+        bool first = true;
+        for (const auto& m : members) {
+            if (!first)
+                out += ',';
+            first = false;
+            newline(out, indent, depth + 1);
+            write_member(m);
+        }
+        newline(out, indent, depth);
+    }
+    out += close;
+}
+
 void write_value(std::string& out, const json::value& v, int depth, std::string_view indent) {
     switch (v.kind()) {
     case json::kind::null:
@@ -76,44 +97,18 @@ void write_value(std::string& out, const json::value& v, int depth, std::string_
     case json::kind::string:
         append_json_string(out, v.get_string());
         break;
-    case json::kind::array: {
-        const auto& a = v.get_array();
-        if (a.empty()) {
-            out += "[]";
-            break;
-        }
-        out += '[';
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            if (i > 0)
-                out += ',';
-            newline(out, indent, depth + 1);
-            write_value(out, a[i], depth + 1, indent);
-        }
-        newline(out, indent, depth);
-        out += ']';
+    case json::kind::array:
+        write_members(out, v.get_array(), '[', ']', depth, indent,
+                      [&](const json::value& item) { write_value(out, item, depth + 1, indent); });
         break;
-    }
-    case json::kind::object: {
-        const auto& o = v.get_object();
-        if (o.empty()) {
-            out += "{}";
-            break;
-        }
-        out += '{';
-        bool first = true;
-        for (const auto& kv : o) {
-            if (!first)
-                out += ',';
-            first = false;
-            newline(out, indent, depth + 1);
-            append_json_string(out, kv.key());
-            out += indent.empty() ? ":" : ": ";
-            write_value(out, kv.value(), depth + 1, indent);
-        }
-        newline(out, indent, depth);
-        out += '}';
+    case json::kind::object:
+        write_members(out, v.get_object(), '{', '}', depth, indent,
+                      [&](const json::key_value_pair& kv) {
+                          append_json_string(out, kv.key());
+                          out += indent.empty() ? ":" : ": ";
+                          write_value(out, kv.value(), depth + 1, indent);
+                      });
         break;
-    }
     }
 }
 

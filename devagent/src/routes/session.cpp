@@ -229,6 +229,57 @@ asio::awaitable<http_response> blocking_sessions(agent_impl& a, disconnect_probe
     co_return session_list_response(found, index);
 }
 
+// What a session read takes from its request: its query options and the name in its path
+// (a view into the request, which outlives the wait), or the answer that refuses it.
+struct read_request {
+    query_opts opts;
+    std::string_view name;
+    std::optional<http_response> refused;
+};
+
+// A session read's checks before it waits, in Consul's order: its query options (a 400 when
+// they do not parse), a namespace, the name in the path after `prefix` (`missing` when there
+// is none; list, without a prefix, names nothing), then another datacenter, answered as a
+// read's 500.
+read_request read_checks(agent_impl& a, const http_request& req, std::string_view prefix = {},
+                         std::string_view missing = {}) {
+    read_request r;
+    const query_opts_parse qp = parse_query_opts(req.query);
+    if (!qp.error.empty()) {
+        r.refused = text_response(400, qp.error);
+        return r;
+    }
+    r.opts = qp.opts;
+    r.refused = namespace_refused(req);
+    if (r.refused)
+        return r;
+    if (!prefix.empty()) {
+        r.name = path_rest(req, prefix);
+        if (r.name.empty()) {
+            r.refused = text_response(400, std::string(missing));
+            return r;
+        }
+    }
+    if (foreign_dc(a, req))
+        r.refused = session_read_error("No path to datacenter");
+    return r;
+}
+
+// destroy's and renew's checks of the session they act on, in Consul's order: a namespace,
+// the id in the path after `prefix`, then another datacenter. Sets `id`; returns the answer
+// that refuses the request, if any.
+std::optional<http_response> session_id_refused(agent_impl& a, const http_request& req,
+                                                std::string_view prefix, std::string& id) {
+    if (auto refused = namespace_refused(req))
+        return refused;
+    id = path_rest(req, prefix);
+    if (id.empty())
+        return text_response(400, "Missing session");
+    if (foreign_dc(a, req))
+        return no_path_to_dc();
+    return std::nullopt;
+}
+
 } // namespace
 
 http_response session_create(agent_impl& a, const http_request& req) {
@@ -297,13 +348,9 @@ http_response session_create(agent_impl& a, const http_request& req) {
 }
 
 http_response session_destroy(agent_impl& a, const http_request& req) {
-    if (auto refused = namespace_refused(req))
+    std::string id;
+    if (auto refused = session_id_refused(a, req, "/v1/session/destroy/", id))
         return std::move(*refused);
-    const std::string id(path_rest(req, "/v1/session/destroy/"));
-    if (id.empty())
-        return text_response(400, "Missing session");
-    if (foreign_dc(a, req))
-        return no_path_to_dc();
     if (std::string err = a.state.session_destroy(id, std::chrono::steady_clock::now());
         !err.empty())
         return text_response(500, err);
@@ -315,13 +362,9 @@ http_response session_renew(agent_impl& a, const http_request& req) {
     // Consul parses the query options here too (an index or consistency mode goes unused).
     if (const query_opts_parse qp = parse_query_opts(req.query); !qp.error.empty())
         return text_response(400, qp.error);
-    if (auto refused = namespace_refused(req))
+    std::string id;
+    if (auto refused = session_id_refused(a, req, "/v1/session/renew/", id))
         return std::move(*refused);
-    const std::string id(path_rest(req, "/v1/session/renew/"));
-    if (id.empty())
-        return text_response(400, "Missing session");
-    if (foreign_dc(a, req))
-        return no_path_to_dc();
     const auto r = a.state.session_get(id, nullptr);
     if (!r.error.empty())
         return text_response(500, r.error);
@@ -340,16 +383,10 @@ http_response session_renew(agent_impl& a, const http_request& req) {
 
 asio::awaitable<http_response> session_info(agent_impl& a, const http_request& req,
                                             disconnect_probe* probe) {
-    const query_opts_parse qp = parse_query_opts(req.query);
-    if (!qp.error.empty())
-        co_return text_response(400, qp.error);
-    if (auto refused = namespace_refused(req))
-        co_return std::move(*refused);
-    const std::string_view id = path_rest(req, "/v1/session/info/"); // (req outlives the wait)
-    if (id.empty())
-        co_return text_response(400, "Missing session");
-    if (foreign_dc(a, req))
-        co_return session_read_error("No path to datacenter");
+    read_request r = read_checks(a, req, "/v1/session/info/", "Missing session");
+    if (r.refused)
+        co_return std::move(*r.refused);
+    const std::string_view id = r.name;
     std::vector<session_rec> found;
     std::string error;
     const query_eval eval = [&](watch_set* ws) -> std::uint64_t {
@@ -363,7 +400,7 @@ asio::awaitable<http_response> session_info(agent_impl& a, const http_request& r
             found.push_back(*r.session);
         return r.index;
     };
-    const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, qp.opts, eval);
+    const std::uint64_t index = co_await run_blocking(a.hub, a.rng, probe, r.opts, eval);
     if (!error.empty())
         co_return session_read_error(error);
     co_return session_list_response(found, index);
@@ -371,31 +408,21 @@ asio::awaitable<http_response> session_info(agent_impl& a, const http_request& r
 
 asio::awaitable<http_response> session_list(agent_impl& a, const http_request& req,
                                             disconnect_probe* probe) {
-    const query_opts_parse qp = parse_query_opts(req.query);
-    if (!qp.error.empty())
-        co_return text_response(400, qp.error);
-    if (auto refused = namespace_refused(req))
-        co_return std::move(*refused);
-    if (foreign_dc(a, req))
-        co_return session_read_error("No path to datacenter");
-    co_return co_await blocking_sessions(a, probe, qp.opts,
+    read_request r = read_checks(a, req);
+    if (r.refused)
+        co_return std::move(*r.refused);
+    co_return co_await blocking_sessions(a, probe, r.opts,
                                          [&](watch_set* ws) { return a.state.session_list(ws); });
 }
 
 asio::awaitable<http_response> session_node(agent_impl& a, const http_request& req,
                                             disconnect_probe* probe) {
-    const query_opts_parse qp = parse_query_opts(req.query);
-    if (!qp.error.empty())
-        co_return text_response(400, qp.error);
-    if (auto refused = namespace_refused(req))
-        co_return std::move(*refused);
-    const std::string_view node = path_rest(req, "/v1/session/node/"); // (as id above)
-    if (node.empty())
-        co_return text_response(400, "Missing node name");
-    if (foreign_dc(a, req))
-        co_return session_read_error("No path to datacenter");
+    read_request r = read_checks(a, req, "/v1/session/node/", "Missing node name");
+    if (r.refused)
+        co_return std::move(*r.refused);
+    const std::string_view node = r.name;
     co_return co_await blocking_sessions(
-        a, probe, qp.opts, [&](watch_set* ws) { return a.state.node_sessions(node, ws); });
+        a, probe, r.opts, [&](watch_set* ws) { return a.state.node_sessions(node, ws); });
 }
 
 } // namespace conclave::dev::detail

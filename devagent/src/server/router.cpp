@@ -155,6 +155,26 @@ void count_endpoint(agent_impl& a, const http_request& req, const route* r) {
     ++a.counters.by_endpoint[name];
 }
 
+using wait_handler = asio::awaitable<http_response> (*)(agent_impl&, const http_request&,
+                                                        disconnect_probe*);
+
+// The handlers that may wait (blocking queries), which dispatch_wait() runs; nullptr for the
+// others. kv answers most of its requests without waiting first (kv_endpoint_now).
+wait_handler waiting_handler(route_id id) {
+    switch (id) {
+    case route_id::kv:
+        return kv_endpoint_wait;
+    case route_id::session_info:
+        return session_info;
+    case route_id::session_node:
+        return session_node;
+    case route_id::session_list:
+        return session_list;
+    default:
+        return nullptr;
+    }
+}
+
 // The handlers that answer without waiting. A plain function, not a coroutine: each nested
 // coroutine frame is a heap allocation once Asio's two-frame cache is full.
 http_response call_sync(agent_impl& a, const route& r, const http_request& req) {
@@ -163,7 +183,7 @@ http_response call_sync(agent_impl& a, const route& r, const http_request& req) 
     case route_id::session_info:
     case route_id::session_node:
     case route_id::session_list:
-        break; // they wait: dispatch_wait()
+        break; // they wait: waiting_handler()
     case route_id::session_create:
         return session_create(a, req);
     case route_id::session_destroy:
@@ -260,20 +280,15 @@ std::optional<http_response> dispatch_now(agent_impl& a, const http_request& req
         resp.set("Allow", "OPTIONS," + std::string(r->methods));
     } else {
         try {
-            switch (r->id) {
-            case route_id::kv:
-                if (auto now = kv_endpoint_now(a, req))
-                    resp = std::move(*now);
-                else
+            if (r->id == route_id::kv) {
+                auto now = kv_endpoint_now(a, req);
+                if (!now)
                     return std::nullopt;
-                break;
-            case route_id::session_info:
-            case route_id::session_node:
-            case route_id::session_list:
+                resp = std::move(*now);
+            } else if (waiting_handler(r->id) != nullptr) {
                 return std::nullopt;
-            default:
+            } else {
                 resp = call_sync(a, *r, req);
-                break;
             }
         } catch (const std::exception& e) {
             resp = text_response(500, e.what());
@@ -290,23 +305,10 @@ asio::awaitable<http_response> dispatch_wait(std::shared_ptr<agent_impl> agent, 
     const route* r = find_route(req.path);
     http_response resp;
     try {
-        switch (r->id) {
-        case route_id::kv:
-            resp = co_await kv_endpoint_wait(a, req, probe);
-            break;
-        case route_id::session_info:
-            resp = co_await session_info(a, req, probe);
-            break;
-        case route_id::session_node:
-            resp = co_await session_node(a, req, probe);
-            break;
-        case route_id::session_list:
-            resp = co_await session_list(a, req, probe);
-            break;
-        default:
+        if (const wait_handler handler = waiting_handler(r->id))
+            resp = co_await handler(a, req, probe);
+        else
             resp = call_sync(a, *r, req);
-            break;
-        }
     } catch (const std::exception& e) {
         resp = text_response(500, e.what());
     }

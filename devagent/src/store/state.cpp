@@ -27,6 +27,14 @@ const std::string& tree_key(std::string_view key) {
     return k;
 }
 
+// The first check of KVSLock and KVSUnlock: an entry names the session that locks or unlocks.
+bool session_missing(const kv_entry& e, std::string& error) {
+    if (!e.session.empty())
+        return false;
+    error = "missing session";
+    return true;
+}
+
 } // namespace
 
 kv_op kv_op_from_verb(std::string_view verb) {
@@ -193,6 +201,16 @@ std::uint64_t store::graveyard_max(std::string_view prefix) const {
 
 // ---- KV reads ---------------------------------------------------------------------------------
 
+std::uint64_t store::prefix_read_index(std::string_view prefix, std::uint64_t entries_max) const {
+    const std::uint64_t idx = kvs_max_index();
+    std::uint64_t lindex = entries_max;
+    if (!prefix.empty())
+        lindex = std::max(lindex, graveyard_max(prefix));
+    else
+        lindex = idx; // the whole store: its tables' index
+    return lindex != 0 ? lindex : idx;
+}
+
 store::kv_get_result store::kv_get(std::string_view key, watch_set* ws) const {
     kv_get_result r;
     r.index = kvs_max_index();
@@ -208,7 +226,6 @@ store::kv_get_result store::kv_get(std::string_view key, watch_set* ws) const {
 
 store::kv_list_result store::kv_list(std::string_view prefix, watch_set* ws) const {
     kv_list_result r;
-    std::uint64_t idx = kvs_max_index();
     if (ws)
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
@@ -217,18 +234,13 @@ store::kv_list_result store::kv_list(std::string_view prefix, watch_set* ws) con
         r.entries.push_back(&it->second);
         lindex = std::max(lindex, it->second.modify_index);
     }
-    if (!prefix.empty())
-        lindex = std::max(lindex, graveyard_max(prefix));
-    else
-        lindex = idx;
-    r.index = lindex != 0 ? lindex : idx;
+    r.index = prefix_read_index(prefix, lindex);
     return r;
 }
 
 store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view separator,
                                      watch_set* ws) const {
     kv_keys_result r;
-    std::uint64_t idx = kvs_max_index();
     if (ws)
         ws->push_back(kv_tree_.watch_prefix(prefix));
     std::uint64_t lindex = 0;
@@ -253,11 +265,7 @@ store::kv_keys_result store::kv_keys(std::string_view prefix, std::string_view s
             r.keys.push_back(e.key);
         }
     }
-    if (!prefix.empty())
-        lindex = std::max(lindex, graveyard_max(prefix));
-    else
-        lindex = idx;
-    r.index = lindex != 0 ? lindex : idx;
+    r.index = prefix_read_index(prefix, lindex);
     return r;
 }
 
@@ -307,10 +315,8 @@ bool store::kvs_set_cas(std::uint64_t idx, kv_entry& e) {
 }
 
 bool store::kvs_lock(std::uint64_t idx, kv_entry& e, std::string& error) {
-    if (e.session.empty()) {
-        error = "missing session";
+    if (session_missing(e, error))
         return false;
-    }
     std::string lookup_error;
     if (find_session(e.session, lookup_error) == nullptr) {
         error =
@@ -339,10 +345,8 @@ bool store::kvs_lock(std::uint64_t idx, kv_entry& e, std::string& error) {
 }
 
 bool store::kvs_unlock(std::uint64_t idx, kv_entry& e, std::string& error) {
-    if (e.session.empty()) {
-        error = "missing session";
+    if (session_missing(e, error))
         return false;
-    }
     auto it = kvs_.find(e.key);
     if (it == kvs_.end() || it->second.session != e.session)
         return false;

@@ -269,6 +269,9 @@ private:
     void kv_remove(const std::string& key);
     void tomb_set(const std::string& key, std::uint64_t idx);
     std::uint64_t graveyard_max(std::string_view prefix) const;
+    /// The index of a read under `prefix` (kvsListTxn, KVSKeys): the highest modify index of
+    /// its entries (`entries_max`) or tombstones, else the KV tables' index.
+    std::uint64_t prefix_read_index(std::string_view prefix, std::uint64_t entries_max) const;
 
     // Consul's state functions (agent/consul/state/kvs.go)
     /// Stores e with its indexes set; the store takes e's value over (e keeps the rest).
