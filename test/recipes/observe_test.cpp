@@ -7,6 +7,7 @@
 #include <conclave/elector.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/metrics.hpp>
+#include <conclave/multi_lock.hpp>
 #include <conclave/semaphore.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -150,6 +151,31 @@ TEST_CASE_METHOD(recipes_fixture, "metrics count acquires, handoffs and lost gra
         // Destroyed by us: not a loss either.
         CHECK(m->value("lost_total", {{"kind", "session"}, {"reason", "session_invalidated"}}) ==
               0);
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "metrics count a multi-lock's acquires and losses as its own",
+                 "[observe][multi_lock]") {
+    auto m = std::make_shared<metrics>();
+    client c{ioc.get_executor(), observed(server, m)};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(c, quick(10s));
+        multi_lock set{c, {p + "x", p + "y"}};
+        auto lease = co_await set.async_acquire(a);
+        auto none = co_await set.async_try_acquire(a, 0ms); // its own grant holds the keys
+        CHECK_FALSE(none);
+        CHECK(m->value("acquires_total", {{"kind", "multi_lock"}, {"outcome", "taken"}}) == 1);
+        CHECK(m->value("acquires_total", {{"kind", "multi_lock"}, {"outcome", "timed_out"}}) == 1);
+        CHECK(m->value("acquires_total", {{"kind", "lock"}, {"outcome", "taken"}}) == 0);
+        CHECK(m->value("lost_total", {{"kind", "multi_lock"}, {"reason", "lock_lost"}}) == 0);
+        co_await consul.async_kv_delete(p + "y"); // someone deletes one key of the set
+        auto lost_reason = co_await lease.async_wait_lost(awaitable_tuple);
+        CHECK(std::get<0>(lost_reason) == errc::lock_lost);
+        CHECK(m->value("lost_total", {{"kind", "multi_lock"}, {"reason", "lock_lost"}}) == 1);
+        co_await lease.async_release();
+        co_await consul.async_kv_delete(p, kv_delete_options{}.with_recurse());
+        co_await a.async_destroy();
     };
     run(ioc, body());
 }
