@@ -2,6 +2,7 @@
 // semaphore::async_status: the live holders (with their contender keys' values) and the free
 // slots, judged as an acquire judges the prefix, in one read.
 #include "recipes_fixture.hpp"
+#include "support/acl.hpp"
 
 #include <conclave/observer.hpp>
 #include <conclave/semaphore.hpp>
@@ -259,4 +260,58 @@ TEST_CASE_METHOD(recipes_fixture, "a status read is one non-blocking request",
         co_await s.async_destroy();
     };
     run(ioc, body());
+}
+
+TEST_CASE("with ACLs on, a status read needs read access to the whole prefix",
+          "[acl][real-consul][semaphore][status]") {
+    asio::io_context ioc;
+    auto consul = acl_consul();
+    if (!consul)
+        return;
+    const std::string p = "conclave-acl-test/" + random_uuid() + "/";
+    const std::string prefix = p + "sem";
+    const auto full = make_token(*consul, "conclave-status", minimal_rules(p));
+    const auto lock_only = make_token(*consul, "conclave-status-lock-only",
+                                      "key \"" + prefix + "/.lock\" { policy = \"read\" }\n");
+    auto make_client = [&](std::string token) {
+        client_config cfg;
+        cfg.port = consul->http_port();
+        cfg.token = std::move(token);
+        return client{ioc.get_executor(), cfg};
+    };
+    auto body = [&]() -> asio::awaitable<void> {
+        client app = make_client(full);
+        auto s = co_await session::async_create(app, quick(10s));
+        semaphore sem{app, prefix, 2, semaphore_options{}.with_value("w")};
+        auto held = co_await sem.async_acquire(s);
+        auto st = co_await sem.async_status();
+        REQUIRE(st.holders.size() == 1);
+        CHECK(st.holders.front().value == "w");
+        CHECK(st.free_slots == 1);
+
+        // Consul leaves the keys a token may not read out of a list, without an error: the
+        // holder's contender key is not seen, so the holder looks dead.
+        client partial = make_client(lock_only);
+        semaphore seen_partly{partial, prefix, 2};
+        auto blind = co_await seen_partly.async_status();
+        CHECK(blind.holders.empty());
+        CHECK(blind.free_slots == 2);
+        CHECK(blind.lock_modify_index == st.lock_modify_index);
+
+        client stranger = make_client(random_uuid());
+        semaphore refused{stranger, prefix, 2};
+        auto [code, text] = co_await thrown_by(refused.async_status());
+        CHECK(code == errc::permission_denied);
+        CHECK_THAT(text, contains_text("does not know the ACL token"));
+
+        co_await held.async_release();
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+        client root = make_client(acl_master_token);
+        auto sessions = co_await root.async_session_list();
+        auto keys = co_await root.async_kv_keys(p);
+        CHECK(sessions.sessions.empty());
+        CHECK(keys.keys.empty());
+    };
+    run(ioc, body(), 60s);
 }
