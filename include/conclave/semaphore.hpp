@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace conclave {
@@ -37,9 +38,10 @@ struct semaphore_options {
     /// Bound on the cleanup (contender key delete, holder removal) when an acquire fails or
     /// is cancelled.
     std::chrono::milliseconds cleanup_timeout{2000};
-    /// Filled with what a failed acquire says (Consul's text; "semaphore limit conflict
-    /// (lock: X, local: Y)") when not null, for tokens other than with_diagnostics, which
-    /// carries it in the conclave::error it throws. Shared by every acquire of this object.
+    /// Filled with what a failed acquire or status read says (Consul's text; "semaphore
+    /// limit conflict (lock: X, local: Y)") when not null, for tokens other than
+    /// with_diagnostics, which carries it in the conclave::error it throws. Shared by every
+    /// acquire and status read of this object.
     diagnostics* diag = nullptr;
     /// Re-entrant: an acquire with a session whose permit is held in this process gets that
     /// permit at once, one more hold of it (grant::hold_count), with no request; each
@@ -86,6 +88,41 @@ private:
     friend struct detail::permit_factory;
     explicit permit(state_ptr s) noexcept
         : grant(std::move(s)) {}
+};
+
+/// A live holder of a semaphore's slot, as semaphore::async_status read it.
+struct semaphore_holder {
+    semaphore_holder() = default;
+    semaphore_holder(std::string s, std::optional<std::string> v)
+        : session(std::move(s))
+        , value(std::move(v)) {}
+
+    std::string session; ///< the holder's session ID
+    /// What its contender key `<prefix>/<session>` holds (Go: SemaphoreOptions.Value); empty
+    /// when that key does not exist (a holder is live while its session holds any key under
+    /// the prefix, as Go's pruneDeadHolders counts it).
+    std::optional<std::string> value;
+
+    bool operator==(const semaphore_holder&) const = default;
+};
+
+/// Who holds a semaphore's slots and how many are free: one read of its prefix. Not an
+/// aggregate (see conclave/consul/request.hpp).
+struct semaphore_status {
+    semaphore_status() = default;
+
+    /// The limit `.lock` records, which equals the object's (a different one is
+    /// errc::limit_conflict); the object's when `.lock` does not exist yet.
+    std::uint32_t limit = 0;
+    /// The live holders, by session ID: those an acquire counts (listed in `.lock`, and
+    /// their session holds a key under the prefix). Crashed holders still listed are left
+    /// out.
+    std::vector<semaphore_holder> holders;
+    /// limit minus the live holders, never below 0.
+    std::uint32_t free_slots = 0;
+    /// The ModifyIndex of `.lock` as read (0: no `.lock` yet). A permit granted by a later
+    /// write has a greater token().modify_index.
+    std::uint64_t lock_modify_index = 0;
 };
 
 /// A counting semaphore on a KV prefix, compatible with Consul's Go api.Semaphore and
@@ -145,6 +182,22 @@ public:
                                      budget);
     }
 
+    /// Who holds the slots and how many are free (Curator's getParticipantNodes, Redisson's
+    /// availablePermits): one read of the prefix, which neither waits nor writes, judged as
+    /// an acquire judges it. `void(error_code, semaphore_status)`: errc::conflict when
+    /// `.lock` carries other flags, errc::limit_conflict when it records another limit
+    /// (described as an acquire describes it: the thrown error with the default token,
+    /// semaphore_options::diag otherwise), errc::bad_response when `.lock` cannot be
+    /// decoded, errc::permission_denied, the request's own errors. A snapshot: a slot
+    /// reported free may be taken before an acquire gets to it. The token needs read access
+    /// to the whole prefix: Consul leaves the keys it may not read out of the list, without
+    /// an error, and holders whose keys it cannot see would look dead.
+    template <class Token = default_token_t>
+    auto async_status(Token&& token = {}) const {
+        using sig = void(error_code, semaphore_status);
+        return detail::initiate<sig>(token, &semaphore::status_impl, state_);
+    }
+
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
     /// while in use or when its flags differ. Contender keys are not touched (the next
     /// acquire deletes those of crashed contenders).
@@ -162,6 +215,8 @@ private:
     try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds, detail::diagnostics_route*,
                      asio::any_completion_handler<void(error_code, std::optional<permit>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void status_impl(state_ptr, detail::diagnostics_route*,
+                            asio::any_completion_handler<void(error_code, semaphore_status)>);
 
     state_ptr state_;
 };

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSL-1.0
+// semaphore::async_status: who holds the slots, read once from the prefix and judged by the
+// acquire's own rules (detail::interpret), so that the holders it reports are those an
+// acquire would count.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/kv.hpp"
+#include "consul/spawn.hpp"
+#include "recipes/semaphore/semaphore_state.hpp"
+
+#include <conclave/semaphore.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace conclave {
+
+namespace {
+
+using status_result = std::pair<error_code, semaphore_status>;
+
+asio::awaitable<status_result> read_status(std::shared_ptr<detail::semaphore_state> sem,
+                                           diagnostics* diag) {
+    // Consul's text goes to `diag` only when the read fails: a success leaves it empty, as
+    // an acquire's does.
+    diagnostics said;
+    auto [ec, list] = co_await detail::call(
+        sem->consul, detail::endpoint::kv_list{detail::join_key(sem->prefix, ""),
+                                               query_options{}.with_diag(&said)});
+    if (diag)
+        *diag = said;
+    if (ec)
+        co_return status_result{ec, semaphore_status{}};
+    const kv_entry* lock = nullptr;
+    for (const auto& e : list.entries)
+        if (e.key == sem->lock_key)
+            lock = &e;
+    auto r = detail::interpret(*sem, lock, list.entries, diag);
+    if (r.ec)
+        co_return status_result{r.ec, semaphore_status{}};
+    semaphore_status status;
+    // interpret refuses any other limit, so the record's is the object's here.
+    status.limit = sem->limit;
+    status.lock_modify_index = r.lock_modify_index;
+    // The holders' contender keys, `<prefix>/<session>`, in one pass over the entries.
+    std::map<std::string, std::string> values;
+    const auto children = detail::join_key(sem->prefix, "");
+    for (const auto& e : list.entries) {
+        if (!e.key.starts_with(children))
+            continue;
+        auto name = e.key.substr(children.size());
+        if (r.record.holders.count(name))
+            values.emplace(std::move(name), e.value);
+    }
+    status.holders.reserve(r.record.holders.size());
+    for (const auto& session : r.record.holders) {
+        std::optional<std::string> value;
+        if (auto it = values.find(session); it != values.end())
+            value = std::move(it->second);
+        status.holders.emplace_back(session, std::move(value));
+    }
+    // A `.lock` written by hand (or by a peer that ignored the limit) may list more holders
+    // than slots: none is free then, not a negative count.
+    const auto held = status.holders.size();
+    status.free_slots = held >= sem->limit ? 0 : static_cast<std::uint32_t>(sem->limit - held);
+    co_return status_result{error_code{}, std::move(status)};
+}
+
+} // namespace
+
+void semaphore::status_impl(state_ptr sem, detail::diagnostics_route* route,
+                            asio::any_completion_handler<void(error_code, semaphore_status)> h) {
+    auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
+    auto ex = sem->consul.get_executor();
+    detail::spawn_op(ex, read_status(std::move(sem), diag), std::move(h));
+}
+
+} // namespace conclave
