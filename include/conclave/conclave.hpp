@@ -16,6 +16,7 @@
 #include <conclave/metrics.hpp>
 #include <conclave/multi_lock.hpp>
 #include <conclave/observer.hpp>
+#include <conclave/read_write_lock.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 #include <conclave/types.hpp>

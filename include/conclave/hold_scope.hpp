@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
 /// Structured scopes: with_session, with_lock (a lock, or a multi-lock's keys together),
-/// with_permit, with_leadership, and try_with_lock and try_with_permit, which skip the body
-/// when the grant is held elsewhere.
+/// with_read_lock and with_write_lock (a read-write lock), with_permit, with_leadership, and
+/// the try_with_* forms, which skip the body when the grant is held elsewhere.
 ///
 ///     co_await conclave::with_lock(mutex, s,
 ///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
@@ -17,6 +17,7 @@
 #include <conclave/elector.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/multi_lock.hpp>
+#include <conclave/read_write_lock.hpp>
 #include <conclave/semaphore.hpp>
 #include <conclave/session.hpp>
 
@@ -136,6 +137,60 @@ try_with_lock(multi_lock& keys, session& s, std::chrono::milliseconds budget, Bo
     return detail::spawn_try_hold<detail::body_result_t<Body, multi_lock_lease>>(
         detail::hold<multi_lock_lease>(s, std::move(acquire), std::move(body),
                                        "a key of the multi-lock was lost while it was held"));
+}
+
+/// with_lock for a read grant of a read-write lock: `body(lease)` runs while `s` may read
+/// (other readers may too, no writer), with the same behaviour as with_lock.
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, read_write_lease>>
+with_read_lock(read_write_lock& rw, session& s, Body body) {
+    auto acquire = [&rw, s]() mutable {
+        return rw.async_acquire_read(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_hold<detail::body_result_t<Body, read_write_lease>>(
+        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
+                                       "the read lock was lost while it was held"));
+}
+
+/// with_lock for the write grant of a read-write lock: `body(lease)` runs while `s` alone
+/// may write.
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, read_write_lease>>
+with_write_lock(read_write_lock& rw, session& s, Body body) {
+    auto acquire = [&rw, s]() mutable {
+        return rw.async_acquire_write(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_hold<detail::body_result_t<Body, read_write_lease>>(
+        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
+                                       "the write lock was lost while it was held"));
+}
+
+/// try_with_lock for a read grant: `body(lease)` runs only if `s` could read within
+/// `budget` (0: now or not).
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, read_write_lease>>>
+try_with_read_lock(read_write_lock& rw, session& s, std::chrono::milliseconds budget, Body body) {
+    auto acquire = [&rw, s, budget]() mutable {
+        return rw.async_try_acquire_read(s, budget,
+                                         with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_try_hold<detail::body_result_t<Body, read_write_lease>>(
+        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
+                                       "the read lock was lost while it was held"));
+}
+
+/// try_with_lock for the write grant: `body(lease)` runs only if `s` could write within
+/// `budget` (0: now or not).
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, read_write_lease>>>
+try_with_write_lock(read_write_lock& rw, session& s, std::chrono::milliseconds budget, Body body) {
+    auto acquire = [&rw, s, budget]() mutable {
+        return rw.async_try_acquire_write(s, budget,
+                                          with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return detail::spawn_try_hold<detail::body_result_t<Body, read_write_lease>>(
+        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
+                                       "the write lock was lost while it was held"));
 }
 
 /// try_with_lock for one slot of a semaphore: `body(permit)` runs only if a slot was had

@@ -40,7 +40,7 @@ struct renew_event {
 };
 
 /// What a grant is (an elector campaigns with a lock on its key: its acquires are a lock's).
-enum class grant_kind { lock, semaphore, multi_lock };
+enum class grant_kind { lock, semaphore, multi_lock, read_write_lock };
 
 /// How an acquire ended.
 enum class acquire_outcome {
@@ -57,7 +57,8 @@ enum class acquire_outcome {
 /// An acquire of a lock or semaphore (or an elector's campaign) that has ended.
 struct acquire_event {
     grant_kind kind = grant_kind::lock;
-    /// The lock's key (an election's key), the semaphore's prefix, a multi-lock's first key.
+    /// The lock's key (an election's key, a read-write lock's key), the semaphore's prefix, a
+    /// multi-lock's first key.
     std::string_view key;
     acquire_outcome outcome = acquire_outcome::taken;
     error_code error;                   ///< when `failed`
@@ -66,12 +67,13 @@ struct acquire_event {
 
 /// What a health event is about. Jeopardy and recovery are a session's (its grants share
 /// them); losses are reported for the session and for each grant the library sees end.
-enum class hold_kind { session, lock, semaphore, multi_lock };
+enum class hold_kind { session, lock, semaphore, multi_lock, read_write_lock };
 
 /// A session or grant changed health (see hold_health).
 struct health_event {
     hold_kind kind = hold_kind::session;
-    /// The session's ID, the lock's key, the semaphore's contender key, a multi-lock's first key.
+    /// The session's ID, the lock's key (a read-write lock's), the semaphore's contender key, a
+    /// multi-lock's first key.
     std::string_view name;
     hold_health health = hold_health::held; ///< now: jeopardy, lost, or held again
     /// Why. Jeopardy: the failed renewal's error (errc::timeout when none answered in

@@ -20,9 +20,11 @@ std::string_view to_string(grant_kind k) noexcept {
     case grant_kind::semaphore:
         return "semaphore";
     case grant_kind::multi_lock:
+        return "multi_lock";
+    case grant_kind::read_write_lock:
         break;
     }
-    return "multi_lock";
+    return "read_write_lock";
 }
 
 std::string_view to_string(hold_kind k) noexcept {
@@ -34,9 +36,11 @@ std::string_view to_string(hold_kind k) noexcept {
     case hold_kind::semaphore:
         return "semaphore";
     case hold_kind::multi_lock:
+        return "multi_lock";
+    case hold_kind::read_write_lock:
         break;
     }
-    return "multi_lock";
+    return "read_write_lock";
 }
 
 std::string_view to_string(acquire_outcome o) noexcept {

@@ -27,6 +27,14 @@ void detail::refuse_empty_grant(asio::any_completion_handler<void(error_code, tx
     refuse_empty(std::move(h), txn_result{});
 }
 
+void detail::refuse_empty_grant(asio::any_completion_handler<void(error_code, bool)> h) {
+    refuse_empty(std::move(h), false);
+}
+
+void detail::refuse_empty_grant(asio::any_completion_handler<void(error_code)> h) {
+    refuse_empty(std::move(h));
+}
+
 const fencing_token& grant::token() const noexcept {
     return state_->token;
 }

@@ -124,6 +124,8 @@ inline std::shared_ptr<grant_state> join_if_held(std::shared_ptr<grant_state> g,
 /// Completes `h` with errc::invalid_argument: the operation was asked of an empty grant (a
 /// default-constructed lease, permit or leadership).
 void refuse_empty_grant(asio::any_completion_handler<void(error_code, txn_result)> h);
+void refuse_empty_grant(asio::any_completion_handler<void(error_code, bool)> h);
+void refuse_empty_grant(asio::any_completion_handler<void(error_code)> h);
 
 /// A grant's monitor subscribes to the hub's query (which then runs) only this long after
 /// it began. A holder that releases sooner (a short critical section) would have paid a

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSL-1.0
+// State of a read_write_lock and of its grants.
+#pragma once
+
+#include "recipes/common/grant.hpp"
+#include "recipes/rwlock/rw_hub.hpp"
+
+#include <conclave/read_write_lock.hpp>
+
+#include <memory>
+#include <string>
+
+namespace conclave::detail {
+
+struct rwlock_state {
+    rwlock_state(client c, std::string k, read_write_lock_options o)
+        : consul(std::move(c))
+        , key(std::move(k))
+        , opts(std::move(o))
+        , hub(rw_hub::of(consul, key, rw_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
+    ~rwlock_state() { shared_query::let_go(hub); }
+    rwlock_state(const rwlock_state&) = delete;
+    rwlock_state& operator=(const rwlock_state&) = delete;
+
+    client consul;
+    std::string key;
+    read_write_lock_options opts;
+    /// Shared with every read_write_lock on this key of this client.
+    std::shared_ptr<rw_hub> hub;
+};
+
+struct rw_lease_state : grant_state {
+    rw_lease_state(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
+                   fencing_token t, std::string contender, rw_mode m)
+        : grant_state(std::move(s), std::move(t))
+        , lock(std::move(l))
+        , contender_key(std::move(contender))
+        , mode(m) {
+        kind = hold_kind::read_write_lock;
+    }
+
+    asio::any_io_executor executor() const override { return lock->consul.get_executor(); }
+    void start_wait_lost(std::shared_ptr<grant_state> self,
+                         asio::any_completion_handler<void(error_code)> h) override;
+    void start_release(std::shared_ptr<grant_state> self,
+                       asio::any_completion_handler<void(error_code)> h) override;
+
+    std::shared_ptr<rwlock_state> lock;
+    std::string contender_key;
+    rw_mode mode;
+    /// ModifyIndex of the contender key as this grant last wrote it (its acquire, an upgrade,
+    /// a downgrade): the index a change of mode checks.
+    std::uint64_t written_index() const noexcept { return token.modify_index; }
+};
+
+struct rw_lease_factory {
+    static read_write_lease make(std::shared_ptr<rw_lease_state> s) {
+        return read_write_lease{std::move(s)};
+    }
+};
+
+} // namespace conclave::detail
