@@ -30,6 +30,7 @@ EXTRA = {
     "keys": ["within_1s", "undelivered_after_30s", "connects", "refused_connects", "errors"],
     "rtt": [],
     "peers": ["requests_per_handoff", "jain"],
+    "multilock": ["keys", "requests_per_handoff", "jain"],
 }
 # Runs that need more than the defaults to show their shape.
 ARGS = {"contend-processes": ["contend", "--processes", "2"]}
@@ -82,7 +83,7 @@ def main():
             want = COMMON + ["ours_ops_ratio", "ours_cpu_advantage"]
         if r.get("agent") not in ("process", "embedded"):
             want = [f for f in want if f not in AGENT_COUNTERS]
-            if scenario in ("write", "cycle", "contend", "drain", "semaphore"):
+            if scenario in ("write", "cycle", "contend", "drain", "semaphore", "multilock"):
                 want.append("client_requests_per_op")
         missing = [f for f in want if f not in r]
         if missing:
@@ -97,6 +98,11 @@ def main():
             sys.exit("%s: nothing measured" % which)
     if proc.returncode != 0:
         sys.exit("conclave-bench exited with %d" % proc.returncode)
+    if scenario == "multilock":
+        seen = {r.get("variant") for r in records}
+        for variant in ("multi_lock", "locks-in-order"):
+            if variant not in seen:
+                sys.exit("multilock: no %s record" % variant)
     if which == "go" and not any(r.get("impl") == "go-api" for r in records):
         skipped.append("no Go peer on this machine (--go, $GOLOCK or ../shared/peers/go-api)")
     if skipped:

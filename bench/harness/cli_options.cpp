@@ -15,8 +15,8 @@ namespace {
 
 const char* const usage_text = R"(usage: conclave-bench SCENARIO... [options]
 
-Scenarios: rtt write cycle contend semaphore failover handover drain watch scale peers keys,
-or all.
+Scenarios: rtt write cycle contend semaphore failover handover drain watch scale peers keys
+multilock, or all.
   rtt        raw GET round trip (the floor every recipe builds on)
   write      raw write: one transaction with one KV lock operation per request
   cycle      one holder: acquire + release with a live session (and lease monitoring)
@@ -30,6 +30,7 @@ or all.
   keys       M watches on M different keys, bursts of writes: ack -> notification,
              connections (the client's default pool unless --connections)
   peers      the contend loop written with python-consul and the npm consul client
+  multilock  N contenders on the same k keys: a multi_lock, against k locks taken in order
 
 Options:
   --agent process|embedded|consul|consul-cluster|HOST:PORT
@@ -41,8 +42,10 @@ Options:
                         and semaphore (default: $GOLOCK, else ../shared/peers/go-api
                         next to the source tree when present)
   --duration S          measured seconds of a timed run (default 3)
-  --contenders N[,N..]  contenders (contend/semaphore/peers default 1,4,16,64; drain 64)
-  --keys K              keys the contenders spread over (default 1)
+  --contenders N[,N..]  contenders (contend/semaphore/peers default 1,4,16,64; drain 64;
+                        multilock 1,8)
+  --keys K              keys the contenders spread over (default 1); multilock: the keys
+                        each contender takes together (default 1, 4 and 16 in turn)
   --processes P         contend: worker processes (default 1: all in this one)
   --limit L             semaphore limit (default 4)
   --watchers M          watch, keys: watchers (default 16)
@@ -107,9 +110,9 @@ std::size_t options::*count_option(std::string_view flag) {
 } // namespace
 
 const std::vector<std::string>& all_scenarios() {
-    static const std::vector<std::string> all{"rtt",       "write",    "cycle",    "contend",
-                                              "semaphore", "failover", "handover", "drain",
-                                              "watch",     "scale",    "peers",    "keys"};
+    static const std::vector<std::string> all{
+        "rtt",   "write", "cycle", "contend", "semaphore", "failover", "handover",
+        "drain", "watch", "scale", "peers",   "keys",      "multilock"};
     return all;
 }
 

@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
                                                    {"watch", scenario_watch},
                                                    {"scale", scenario_scale},
                                                    {"keys", scenario_keys},
-                                                   {"peers", scenario_peers}};
+                                                   {"peers", scenario_peers},
+                                                   {"multilock", scenario_multilock}};
     int status = 0;
     for (const auto& name : opt.scenarios) {
         try {

@@ -51,6 +51,10 @@ std::vector<std::size_t> contender_counts(const harness& h, std::vector<std::siz
     return h.opt.contenders.empty() ? fallback : h.opt.contenders;
 }
 
+std::size_t key_count(const harness& h) {
+    return h.opt.keys ? h.opt.keys : 1;
+}
+
 namespace {
 
 asio::awaitable<void> contender(client c, const contend_params& p, std::size_t i, session s,

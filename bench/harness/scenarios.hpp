@@ -27,6 +27,7 @@ void scenario_watch(harness& h);
 void scenario_scale(harness& h);
 void scenario_keys(harness& h);
 void scenario_peers(harness& h);
+void scenario_multilock(harness& h);
 
 /// Hidden subcommands (`conclave-bench _contend-worker ...`, `_holder ...`): the bench
 /// spawns itself for P-process contention and for a holder it can SIGKILL.
@@ -63,5 +64,7 @@ void judge_contend(harness& h, record& r);
 
 /// The contenders' default N list for a scenario.
 std::vector<std::size_t> contender_counts(const harness& h, std::vector<std::size_t> fallback);
+/// The keys contend and peers spread their contenders over: --keys, else 1.
+std::size_t key_count(const harness& h);
 
 } // namespace conclave::bench

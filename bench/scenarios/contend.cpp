@@ -98,7 +98,7 @@ record run_contend(harness& h, std::size_t n, std::size_t procs) {
     contend_params p;
     p.prefix = h.fresh_prefix("contend");
     p.contenders = n;
-    p.keys = std::min(h.opt.keys, n);
+    p.keys = std::min(key_count(h), n);
     p.hold_us = h.opt.hold_us;
     p.fair = h.opt.fair;
     // Time to start worker processes and create sessions, then a tenth as warm-up.
@@ -151,7 +151,7 @@ void scenario_contend(harness& h) {
         record r = run_contend(h, n, std::min(h.opt.processes, n));
         judge_contend(h, r);
         h.out.add(std::move(r));
-        if (h.opt.keys == 1) // (golock contends on one key)
+        if (key_count(h) == 1) // (golock contends on one key)
             run_go_beside(h, "contend", n);
     }
 }

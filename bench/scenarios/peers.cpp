@@ -45,7 +45,7 @@ std::string missing(const std::string& which) {
 record run_peer(harness& h, const std::string& which, std::size_t n) {
     const std::string name = which == "python" ? "python-consul" : "node-consul";
     record r = h.base_record("contend", name, n);
-    r.set("keys", double(std::min(h.opt.keys, n)));
+    r.set("keys", double(std::min(key_count(h), n)));
     r.set("processes", 1.0);
     r.set("hold_us", double(h.opt.hold_us));
     if (auto why = missing(which); !why.empty()) {
@@ -63,14 +63,15 @@ record run_peer(harness& h, const std::string& which, std::size_t n) {
         argv = {"/usr/bin/python3", peers_dir() + "/python_lock.py"};
     else
         argv = {"node", peers_dir() + "/node/lock_peer.js"};
-    const std::vector<std::string> common{"--addr",        h.target.address(),
-                                          "--prefix",      h.fresh_prefix("peer-" + which),
-                                          "--contenders",  std::to_string(n),
-                                          "--keys",        std::to_string(std::min(h.opt.keys, n)),
-                                          "--lead-ns",     std::to_string(lead),
-                                          "--warmup-ns",   std::to_string(warmup),
-                                          "--duration-ns", std::to_string(duration),
-                                          "--hold-us",     std::to_string(h.opt.hold_us)};
+    const std::vector<std::string> common{
+        "--addr",        h.target.address(),
+        "--prefix",      h.fresh_prefix("peer-" + which),
+        "--contenders",  std::to_string(n),
+        "--keys",        std::to_string(std::min(key_count(h), n)),
+        "--lead-ns",     std::to_string(lead),
+        "--warmup-ns",   std::to_string(warmup),
+        "--duration-ns", std::to_string(duration),
+        "--hold-us",     std::to_string(h.opt.hold_us)};
     argv.insert(argv.end(), common.begin(), common.end());
     child_process peer(piped(std::move(argv)));
 
@@ -148,7 +149,7 @@ void scenario_peers(harness& h) {
         h.out.add(std::move(ours));
         for (auto& p : peers)
             h.out.add(std::move(p));
-        if (h.opt.keys == 1) // (golock contends on one key)
+        if (key_count(h) == 1) // (golock contends on one key)
             run_go_beside(h, "contend", n);
     }
 }
