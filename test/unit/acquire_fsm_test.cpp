@@ -225,6 +225,18 @@ TEST_CASE("acquire machine: an attempt's outcome", "[acquire-fsm]") {
         CHECK(a.until == t0 + 50ms);
         CHECK(fsm.looked());
     }
+    SECTION("refused on an old view, the news came during the attempt: decide again at once") {
+        // (nothing would wake a wait for news that came already: a lost wake-up)
+        attempt_outcome o;
+        o.why = refusal::held;
+        auto later = view(key_state::held_elsewhere);
+        later.state_index = 7; // the attempt was built on state 0
+        auto a = fsm.attempted(later, o);
+        CHECK(a.what == kind::wait);
+        CHECK(a.until == session_end); // for the holder's end, not a backoff
+        later.key = key_state::free;
+        CHECK(fsm.attempted(later, o).what == kind::attempt);
+    }
     SECTION("cancelled during the attempt: cancelled, never out of time") {
         CHECK(finished(fsm.cancelled(), acquire_end::cancelled));
     }

@@ -57,6 +57,7 @@ acquire_action acquire_fsm::next(const acquire_view& v) {
         break;
     }
     attempt_is_ours_ = v.attempt_is_ours;
+    attempt_basis_ = v.state_index;
     maybe_holding_ = attempt_is_ours_;
     return acquire_action{acquire_action::kind::attempt};
 }
@@ -110,8 +111,12 @@ acquire_action acquire_fsm::after_answer(const acquire_view& v, const attempt_ou
     case refusal::other:
         break;
     }
-    // Held, stale or other: our view is older than the key. The hub's query, blocked at
-    // that view's index, returns with the news (bounded, in case nothing changes).
+    // Held, stale or other: our view is older than the key. When the news came while the
+    // attempt was out (a local write, a read), nothing will wake us for it: decide again
+    // now. Else the hub's query, blocked at that view's index, returns with the news
+    // (bounded, in case nothing changes).
+    if (v.state_index != attempt_basis_)
+        return next(v);
     return wait(std::min(wake_by(v), v.now + backoff_.next()));
 }
 

@@ -24,8 +24,9 @@
 //   refused by ACLs (permission_denied, or decide again when only the attempt's extras may
 //   have been refused), by the key's lock-delay (pause, doubling), because the session is
 //   gone (the session's loss), or because our view was old: a lock waits for the news
-//   (bounded); a check-and-set of a shared record lost a race, and reads again after a
-//   random pause.
+//   (bounded), or decides again at once when the news came while the attempt was out (the
+//   view is of a later state than the attempt's); a check-and-set of a shared record lost a
+//   race, and reads again after a random pause.
 #pragma once
 
 #include "recipes/common/acquire_policy.hpp"
@@ -34,6 +35,7 @@
 #include <conclave/error.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 
 namespace conclave::detail {
@@ -74,6 +76,9 @@ struct acquire_view {
     /// key_state::free: the attempt would grant us (not only waiters behind us, as a
     /// semaphore's batch may).
     bool attempt_is_ours = true;
+    /// Which state of the key the view is of (the shared query's state_index; for several
+    /// keys, anything that changes when one of them does).
+    std::uint64_t state_index = 0;
 };
 
 /// What an attempt writes, which decides what a refusal means.
@@ -172,8 +177,8 @@ private:
     bool maybe_holding_ = false;
     bool looked_ = false;
     bool conflict_reread_ = false;
-    bool attempt_is_ours_ = true; // the attempt in flight would grant us // a conflict was seen,
-                                  // and the key asked for again
+    bool attempt_is_ours_ = true;     // the attempt in flight would grant us
+    std::uint64_t attempt_basis_ = 0; // the state_index of the view the attempt was built on
 };
 
 } // namespace conclave::detail

@@ -283,6 +283,7 @@ detail::acquire_view view_of(lock_state& l, const queue_place& place, session_st
     v.read_refused = static_cast<bool>(hub.refusal());
     v.read_failing = hub.failures() > 0;
     v.granted_by_other = handed_by_another_process(hub, me);
+    v.state_index = hub.state_index();
     if (hub.fair() && hub.known())
         hub.prune_dead_contenders();
     if (!hub.known()) {

@@ -86,6 +86,7 @@ detail::acquire_view view_of(const multi_lock_state& m, session_state& s) {
         v.read_failing = v.read_failing || hub->failures() > 0;
         known = known && hub->known();
         busy = busy || hub->attempt_in_flight;
+        v.state_index += hub->state_index(); // (changes when any key's state does)
     }
     if (!known) {
         v.key = detail::key_state::unknown;

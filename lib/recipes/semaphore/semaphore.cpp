@@ -187,6 +187,7 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     v.read_refused = static_cast<bool>(hub.refusal());
     v.read_failing = hub.failures() > 0;
     v.verdict_pending = me.state == phase::handing;
+    v.state_index = hub.state_index();
     if (!hub.known()) {
         v.key = detail::key_state::unknown;
         return v;
