@@ -6,10 +6,13 @@
 
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/metrics.hpp>
 #include <conclave/multi_lock.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
+
+#include <functional>
 
 using namespace conclave;
 using namespace conclave::test;
@@ -26,6 +29,19 @@ error_code refusal_of(client& c, std::vector<std::string> keys) {
     } catch (const boost::system::system_error& e) {
         return e.code();
     }
+}
+
+// Waits, by short polls with a generous bound, until `ready()`: for a state the library
+// reaches on its own (a waiter's query in flight), which no event of the test marks.
+asio::awaitable<bool> eventually(asio::io_context& ioc, const std::function<bool()>& ready) {
+    const auto end = std::chrono::steady_clock::now() + 20s;
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > end)
+            co_return false;
+        asio::steady_timer t{ioc, 2ms};
+        co_await t.async_wait(asio::deferred);
+    }
+    co_return true;
 }
 
 struct multi_fixture : recipes_fixture {
@@ -398,6 +414,47 @@ TEST_CASE_METHOD(multi_fixture, "with_lock and try_with_lock hold the whole set"
             set_b, b, 0ms, [](multi_lock_lease) -> asio::awaitable<void> { co_return; });
         CHECK(ran);
         co_await clean();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(multi_fixture, "a holder that acquires again comes after the waiter here",
+                 "[multi_lock]") {
+    auto m = std::make_shared<metrics>();
+    auto cfg = server.client_config();
+    cfg.observer = m;
+    client c{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(c, quick(10s));
+        auto b = co_await session::async_create(c, quick(10s));
+        multi_lock set_a{c, keys({"x", "y"})};
+        multi_lock set_b{c, keys({"y", "z"})};
+        for (int round = 0; round < 3; ++round) {
+            auto held = co_await set_a.async_acquire(a);
+            std::uint64_t b_index = 0;
+            auto waiter = [&]() -> asio::awaitable<void> {
+                auto got = co_await set_b.async_acquire(b);
+                b_index = got.token().modify_index;
+                co_await got.async_release();
+            };
+            auto again = [&]() -> asio::awaitable<std::uint64_t> {
+                // The waiter is in line once its keys' queries wait.
+                const bool waiting = co_await eventually(
+                    ioc, [&] { return m->value("http_blocking_queries") >= 1; });
+                CHECK(waiting);
+                co_await held.async_release();
+                auto second = co_await set_a.async_acquire(a); // behind the waiter
+                const auto index = second.token().modify_index;
+                co_await second.async_release();
+                co_return index;
+            };
+            const auto a_index = co_await (again() && waiter());
+            CHECK(b_index != 0);
+            CHECK(a_index > b_index); // the waiter went first
+        }
+        co_await c.async_kv_delete(p, kv_delete_options{}.with_recurse());
         co_await a.async_destroy();
         co_await b.async_destroy();
     };

@@ -8,6 +8,7 @@
 #include "observe/report.hpp"
 #include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
+#include "recipes/multi_lock/multi_lock_line.hpp"
 #include "recipes/multi_lock/multi_lock_release.hpp"
 #include "recipes/multi_lock/multi_lock_state.hpp"
 
@@ -74,7 +75,8 @@ std::vector<const kv_entry*> known_entries(const multi_lock_state& m) {
 // as its worst key: a conflict, then held elsewhere, then held by a grant of ours here; free
 // when none is (keys our session holds already are taken again in the same transaction);
 // ours, without a write, when our session holds them all.
-detail::acquire_view view_of(const multi_lock_state& m, session_state& s) {
+detail::acquire_view view_of(const multi_lock_state& m, const detail::multi_lock_line::place& me,
+                             session_state& s) {
     detail::acquire_view v;
     v.now = clock::now();
     v.session_lost = s.check(v.now);
@@ -96,6 +98,10 @@ detail::acquire_view view_of(const multi_lock_state& m, session_state& s) {
         // A transaction of ours on one of the keys (a lock's attempt or handoff): its
         // outcome changes the key. Not a look at the keys yet.
         v.key = detail::key_state::busy;
+        return v;
+    }
+    if (!me.my_turn()) {
+        v.key = detail::key_state::not_our_turn; // an older acquire here waits for a key
         return v;
     }
     bool elsewhere = false, here = false, all_ours = true;
@@ -124,13 +130,15 @@ detail::acquire_view view_of(const multi_lock_state& m, session_state& s) {
     return v;
 }
 
-// Waits until one of the keys, or the session, changes, or `until`.
-asio::awaitable<void> wait_for_change(const multi_lock_state& m, session_state& s,
+// Waits until one of the keys, our turn, or the session changes, or `until`.
+asio::awaitable<void> wait_for_change(const multi_lock_state& m,
+                                      const detail::multi_lock_line::place& me, session_state& s,
                                       clock::time_point until) {
     std::vector<detail::notifier*> ns;
-    ns.reserve(m.hubs.size() + 1);
+    ns.reserve(m.hubs.size() + 2);
     for (const auto& hub : m.hubs)
         ns.push_back(&hub->changed);
+    ns.push_back(&me.changed());
     ns.push_back(&s.changed);
     co_await detail::notifier::wait_any_of(until, ns);
 }
@@ -200,12 +208,13 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<multi_lock_state> m
     for (auto& hub : m->hubs)
         subscriptions.push_back(hub->subscribe());
     detail::acquire_fsm fsm{deadline, detail::write_rule::lock_key, m->opts.max_lock_delay_wait};
+    const detail::multi_lock_line::place me{detail::multi_lock_line::of(m->consul), m->keys};
     bool cancelled = false;
     acquire_result result;
     try {
         auto action = co_await detail::drive_acquire(
-            fsm, deadline, fsm.next(view_of(*m, *s)), [&] { return view_of(*m, *s); },
-            [&](clock::time_point until) { return wait_for_change(*m, *s, until); },
+            fsm, deadline, fsm.next(view_of(*m, me, *s)), [&] { return view_of(*m, me, *s); },
+            [&](clock::time_point until) { return wait_for_change(*m, me, *s, until); },
             [&] { return attempt(m, s, deadline, result); }, [&] { m->forget_all(); });
         using end = detail::acquire_end;
         switch (action.end) {
