@@ -31,19 +31,6 @@ error_code refusal_of(client& c, std::vector<std::string> keys) {
     }
 }
 
-// Waits, by short polls with a generous bound, until `ready()`: for a state the library
-// reaches on its own (a waiter's query in flight), which no event of the test marks.
-asio::awaitable<bool> eventually(asio::io_context& ioc, const std::function<bool()>& ready) {
-    const auto end = std::chrono::steady_clock::now() + 20s;
-    while (!ready()) {
-        if (std::chrono::steady_clock::now() > end)
-            co_return false;
-        asio::steady_timer t{ioc, 2ms};
-        co_await t.async_wait(asio::deferred);
-    }
-    co_return true;
-}
-
 struct multi_fixture : recipes_fixture {
     std::vector<std::string> keys(std::initializer_list<const char*> names) const {
         std::vector<std::string> out;

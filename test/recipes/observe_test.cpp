@@ -32,19 +32,6 @@ client_config observed(const backend& server, std::shared_ptr<metrics> m, logger
     return cfg;
 }
 
-// Waits, by short polls with a generous bound, until `ready()`: for a state the library
-// reaches on its own (a request in flight), which no event of the test marks.
-asio::awaitable<bool> eventually(asio::io_context& ioc, const std::function<bool()>& ready) {
-    const auto end = std::chrono::steady_clock::now() + 20s;
-    while (!ready()) {
-        if (std::chrono::steady_clock::now() > end)
-            co_return false;
-        asio::steady_timer t{ioc, 2ms};
-        co_await t.async_wait(asio::deferred);
-    }
-    co_return true;
-}
-
 } // namespace
 
 TEST_CASE_METHOD(recipes_fixture, "metrics count requests by endpoint and status, and connections",

@@ -46,19 +46,6 @@ struct rw_fixture : recipes_fixture {
     }
 };
 
-// Waits, by short polls with a generous bound, until `ready()`: for a state the library
-// reaches on its own, which no event of the test marks.
-asio::awaitable<bool> eventually(asio::io_context& ioc, const std::function<bool()>& ready) {
-    const auto end = std::chrono::steady_clock::now() + 20s;
-    while (!ready()) {
-        if (std::chrono::steady_clock::now() > end)
-            co_return false;
-        asio::steady_timer t{ioc, 2ms};
-        co_await t.async_wait(asio::deferred);
-    }
-    co_return true;
-}
-
 } // namespace
 
 TEST_CASE_METHOD(rw_fixture, "readers hold together, a writer alone, and tokens are ordered",

@@ -18,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,21 @@ struct contenders {
     std::vector<session> sessions;
     std::vector<std::unique_ptr<Recipe>> objects;
 };
+
+/// Waits, by short polls with a generous bound (20 s), until `ready()`: for a state the
+/// library reaches on its own (a request in flight, a waiter's query), which no event of the
+/// test marks. False when it never came.
+inline asio::awaitable<bool> eventually(asio::io_context& ioc,
+                                        const std::function<bool()>& ready) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() > end)
+            co_return false;
+        asio::steady_timer t{ioc, std::chrono::milliseconds{2}};
+        co_await t.async_wait(asio::deferred);
+    }
+    co_return true;
+}
 
 /// For `co_await op(awaitable_tuple)`: errors as values, inside operators such as `||`.
 inline constexpr auto awaitable_tuple = asio::as_tuple(asio::use_awaitable);

@@ -4,7 +4,9 @@
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/shared_query.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 
@@ -20,6 +22,14 @@ namespace {
 constexpr auto idle_grace = std::chrono::milliseconds{100};
 
 } // namespace
+
+void delete_in_background(client& c, std::string key, std::uint64_t index) {
+    auto remove = [](client consul, std::string k, std::uint64_t i) -> asio::awaitable<void> {
+        co_await consul.async_kv_delete(k, kv_delete_options{}.with_cas(i),
+                                        asio::as_tuple(asio::use_awaitable));
+    };
+    asio::co_spawn(c.get_executor(), remove(c, std::move(key), index), [](std::exception_ptr) {});
+}
 
 std::weak_ptr<void>& shared_slot(const client& c, const std::string& name) {
     return client_access::impl(c).shared_state[name];

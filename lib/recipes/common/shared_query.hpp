@@ -151,6 +151,11 @@ private:
     asio::steady_timer idle_timer_; ///< ends the read once nobody subscribed for a while
 };
 
+/// Deletes `key` in the background if its ModifyIndex is still `index` (a dead contender key
+/// a hub saw: never one written again since). Its outcome is not awaited: a key left by a
+/// failure is seen and deleted again by a later read.
+void delete_in_background(client& c, std::string key, std::uint64_t index);
+
 /// The hub's refusal() for a waiter that gives up with it, its text copied to `diag`.
 inline error_code read_denied(const shared_query& hub, diagnostics* diag) {
     if (diag)

@@ -59,14 +59,7 @@ void key_hub::prune_dead_contenders() {
     for (const auto& c : contenders_) {
         if (!c.session.empty() || !pruning_.insert(c.key).second)
             continue;
-        // CAS: only the dead key we saw, never one written again since.
-        auto prune = [](client consul, std::string k,
-                        std::uint64_t index) -> asio::awaitable<void> {
-            co_await consul.async_kv_delete(k, kv_delete_options{}.with_cas(index),
-                                            asio::as_tuple(asio::use_awaitable));
-        };
-        asio::co_spawn(consul.get_executor(), prune(consul, c.key, c.modify_index),
-                       [](std::exception_ptr) {});
+        delete_in_background(consul, c.key, c.modify_index);
     }
 }
 
