@@ -31,9 +31,15 @@ EXTRA = {
     "rtt": [],
     "peers": ["requests_per_handoff", "jain"],
     "multilock": ["keys", "requests_per_handoff", "jain"],
+    "rwlock": ["readers", "writers", "requests_per_handoff", "jain", "grants_per_s",
+               "writer_ops_per_s", "read_wait_p50_us", "max_readers_together",
+               "exclusion_violations"],
 }
 # Runs that need more than the defaults to show their shape.
-ARGS = {"contend-processes": ["contend", "--processes", "2"]}
+ARGS = {"contend-processes": ["contend", "--processes", "2"],
+        # Readers that hold 2 ms overlap: the read-write lock must let them, the plain
+        # lock must not.
+        "rwlock": ["rwlock", "--writers", "0,2", "--hold-us", "2000"]}
 # "go": the cycle with Go's api.Lock peer beside it (bench/peers/go_peer.hpp), when this machine
 # has one; every other run leaves it out.
 GO_ARGS = ["cycle"]
@@ -83,7 +89,8 @@ def main():
             want = COMMON + ["ours_ops_ratio", "ours_cpu_advantage"]
         if r.get("agent") not in ("process", "embedded"):
             want = [f for f in want if f not in AGENT_COUNTERS]
-            if scenario in ("write", "cycle", "contend", "drain", "semaphore", "multilock"):
+            if scenario in ("write", "cycle", "contend", "drain", "semaphore", "multilock",
+                            "rwlock"):
                 want.append("client_requests_per_op")
         missing = [f for f in want if f not in r]
         if missing:
@@ -103,6 +110,25 @@ def main():
         for variant in ("multi_lock", "locks-in-order"):
             if variant not in seen:
                 sys.exit("multilock: no %s record" % variant)
+    if scenario == "rwlock":
+        runs = [r for r in records if r.get("part")]
+        seen = {(r.get("part"), r.get("variant")) for r in runs}
+        for part in ("read-rate", "writer-wait"):
+            for variant in ("read_write_lock", "plain-lock"):
+                if (part, variant) not in seen:
+                    sys.exit("rwlock: no %s %s record" % (part, variant))
+        for r in runs:
+            if r["exclusion_violations"] != 0:
+                sys.exit("rwlock: %s %s W=%d: a writer held beside someone, or two plain "
+                         "locks at once" % (r["part"], r["variant"], r["writers"]))
+            if r["writers"] > 0 and not r.get("writer_ops_per_s", 0) > 0:
+                sys.exit("rwlock: %s %s W=%d: no writer got the lock"
+                         % (r["part"], r["variant"], r["writers"]))
+            alone = r["part"] == "read-rate" and r["writers"] == 0
+            if alone and r["variant"] == "read_write_lock" and r["max_readers_together"] < 2:
+                sys.exit("rwlock: readers never held together")
+            if r["variant"] == "plain-lock" and r["max_readers_together"] > 1:
+                sys.exit("rwlock: two plain-lock holders at once")
     if which == "go" and not any(r.get("impl") == "go-api" for r in records):
         skipped.append("no Go peer on this machine (--go, $GOLOCK or ../shared/peers/go-api)")
     if skipped:

@@ -16,7 +16,7 @@ namespace {
 const char* const usage_text = R"(usage: conclave-bench SCENARIO... [options]
 
 Scenarios: rtt write cycle contend semaphore failover handover drain watch scale peers keys
-multilock, or all.
+multilock rwlock, or all.
   rtt        raw GET round trip (the floor every recipe builds on)
   write      raw write: one transaction with one KV lock operation per request
   cycle      one holder: acquire + release with a live session (and lease monitoring)
@@ -31,6 +31,8 @@ multilock, or all.
              connections (the client's default pool unless --connections)
   peers      the contend loop written with python-consul and the npm consul client
   multilock  N contenders on the same k keys: a multi_lock, against k locks taken in order
+  rwlock     R readers and W writers on one key: a read_write_lock, against a plain lock for
+             everyone; the read rate, and one writer's wait among many readers
 
 Options:
   --agent process|embedded|consul|consul-cluster|HOST:PORT
@@ -43,7 +45,9 @@ Options:
                         next to the source tree when present)
   --duration S          measured seconds of a timed run (default 3)
   --contenders N[,N..]  contenders (contend/semaphore/peers default 1,4,16,64; drain 64;
-                        multilock 1,8)
+                        multilock 1,8); rwlock: readers (default 8 beside the writers,
+                        64 beside the one writer whose wait is measured)
+  --writers W[,W..]     rwlock: writers beside the readers (default 0,1,8)
   --keys K              keys the contenders spread over (default 1); multilock: the keys
                         each contender takes together (default 1, 4 and 16 in turn)
   --processes P         contend: worker processes (default 1: all in this one)
@@ -111,8 +115,8 @@ std::size_t options::*count_option(std::string_view flag) {
 
 const std::vector<std::string>& all_scenarios() {
     static const std::vector<std::string> all{
-        "rtt",   "write", "cycle", "contend", "semaphore", "failover", "handover",
-        "drain", "watch", "scale", "peers",   "keys",      "multilock"};
+        "rtt",   "write", "cycle", "contend", "semaphore", "failover",  "handover",
+        "drain", "watch", "scale", "peers",   "keys",      "multilock", "rwlock"};
     return all;
 }
 
@@ -140,6 +144,12 @@ options parse_options(int argc, char** argv) {
             o.contenders.clear();
             for (const auto& n : split(value()))
                 o.contenders.push_back(positive(a, n));
+        } else if (a == "--writers") {
+            o.writers.clear();
+            for (const auto& n : split(value()))
+                o.writers.push_back(positive(a, n, true));
+            if (o.writers.empty())
+                usage(2, "--writers: no count given");
         } else if (const auto count = count_option(a))
             o.*count = positive(a, value());
         else if (a == "--hold-us")

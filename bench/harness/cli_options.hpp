@@ -17,6 +17,7 @@ struct options {
     double duration_s = 3.0;       ///< measured time of a timed run
     double warmup_fraction = 0.1;  ///< discarded before measuring
     std::vector<std::size_t> contenders{}; ///< N values (contend, semaphore, drain); empty: default
+    std::vector<std::size_t> writers{};    ///< rwlock: W writers beside the readers; empty: default
     std::size_t keys = 0;                  ///< K keys (0: per scenario, see key_count)
     std::size_t processes = 1;             ///< P worker processes for contend
     std::size_t limit = 4;                 ///< semaphore limit L

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
                                                    {"scale", scenario_scale},
                                                    {"keys", scenario_keys},
                                                    {"peers", scenario_peers},
-                                                   {"multilock", scenario_multilock}};
+                                                   {"multilock", scenario_multilock},
+                                                   {"rwlock", scenario_rwlock}};
     int status = 0;
     for (const auto& name : opt.scenarios) {
         try {

@@ -21,7 +21,8 @@ namespace {
 std::string series_name(const record& r) {
     return r.text("impl") + " N=" + r.text("contenders") +
            (r.text("variant").empty() ? "" : " " + r.text("variant")) +
-           (r.text("scenario") == "multilock" ? " k=" + r.text("keys") : "");
+           (r.text("scenario") == "multilock" ? " k=" + r.text("keys") : "") +
+           (r.text("scenario") == "rwlock" ? " " + r.text("part") + " W=" + r.text("writers") : "");
 }
 
 std::string file_safe(std::string s) {

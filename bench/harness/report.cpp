@@ -120,7 +120,8 @@ void report::print_table(std::FILE* out) const {
     };
     // Measurements a reader can use; the scenarios' own checks (target_met, and the ratios
     // to this agent's round trip they are judged by) stay in --json and --csv.
-    static const char* const extras[] = {"keys", "total_ms", "failover_ms", "bytes_per_waiter"};
+    static const char* const extras[] = {"keys",     "part",        "writers",
+                                         "total_ms", "failover_ms", "bytes_per_waiter"};
     for (const auto& c : cols)
         std::fprintf(out, "%-*s", c.width, c.title);
     std::fprintf(out, "extra\n");

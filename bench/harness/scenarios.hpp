@@ -28,6 +28,7 @@ void scenario_scale(harness& h);
 void scenario_keys(harness& h);
 void scenario_peers(harness& h);
 void scenario_multilock(harness& h);
+void scenario_rwlock(harness& h);
 
 /// Hidden subcommands (`conclave-bench _contend-worker ...`, `_holder ...`): the bench
 /// spawns itself for P-process contention and for a holder it can SIGKILL.
