@@ -109,9 +109,11 @@ private:
 /// and a key with other flags (a semaphore's, a foreign key) is errc::conflict. 32 is what
 /// fits Consul's 64 operations per transaction: a check and a lock per key.
 ///
-/// A multi-lock does not queue behind the local waiters of a conclave::lock on one of its
-/// keys: it tries whenever all its keys are free, and keys in steady demand one by one may
-/// keep it waiting (it has no fair mode).
+/// Multi-locks of one client over shared keys are served in the order they came (an older
+/// acquire that could take its keys now goes first; one waiting for a key held elsewhere
+/// holds nobody back). A multi-lock does not queue behind the local waiters of a
+/// conclave::lock on one of its keys: it tries whenever all its keys are free, and keys in
+/// steady demand one by one may keep it waiting (it has no fair mode).
 ///
 /// Thread safety: lives on its client's executor.
 class CONCLAVE_DECL multi_lock {
@@ -144,7 +146,8 @@ public:
 
     /// Like async_acquire, within one monotonic `budget`: an empty optional means "not all
     /// acquired in time" (not an error). A budget of 0 looks once at the keys and, when all
-    /// are free, makes one attempt.
+    /// are free and no older acquire of this process over them could go first, makes one
+    /// attempt.
     template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
         using sig = void(error_code, std::optional<multi_lock_lease>);

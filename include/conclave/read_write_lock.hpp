@@ -57,10 +57,12 @@ struct read_write_lock_options {
 };
 
 /// A held read or write grant of a read_write_lock (conclave/grant.hpp). Its token's key is
-/// the lock's key; its modify_index is the Raft index at which this grant's place became
-/// what it is (its contender key's write, or the upgrade or downgrade), so a writer's token
-/// is above that of every reader that held before it, and of every earlier writer. Lost when
-/// its contender key is deleted or released, or its session ends. Copies share the grant.
+/// the grant's contender key (which its session holds: async_fenced_put checks it); its
+/// modify_index is the Raft index of the state that let it in (past the release of everyone
+/// before it), or of its upgrade or downgrade, so a writer's token is above that of every
+/// reader that held before it, and of every earlier writer. Lost when its contender key is
+/// deleted or released, or its session ends; dropped without a release, its contender key
+/// is deleted in the background. Copies share the grant.
 class CONCLAVE_DECL read_write_lease : public grant {
 public:
     /// No grant (valid() is false): assign one that an acquire completed with.

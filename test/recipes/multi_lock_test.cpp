@@ -58,7 +58,7 @@ struct multi_fixture : recipes_fixture {
 TEST_CASE_METHOD(multi_fixture, "a multi-lock takes every key in one transaction, one token",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         multi_lock set{consul, keys({"c", "a", "b"}), multi_lock_options{}.with_value("w1")};
         CHECK(set.keys() == keys({"a", "b", "c"})); // sorted
         auto lease = co_await set.async_acquire(s);
@@ -107,7 +107,7 @@ TEST_CASE_METHOD(multi_fixture, "bad keys are refused before anything is sent", 
 
 TEST_CASE_METHOD(multi_fixture, "32 keys fit one transaction", "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         std::vector<std::string> many;
         for (int i = 0; i < 32; ++i)
             many.push_back(p + "k" + std::to_string(i));
@@ -143,8 +143,8 @@ TEST_CASE_METHOD(multi_fixture, "32 keys fit one transaction", "[multi_lock]") {
 TEST_CASE_METHOD(multi_fixture, "one key held elsewhere: no key is taken until it is free",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         lock single{consul, p + "b"};
         auto one = co_await single.async_acquire(a);
         multi_lock set{consul, keys({"a", "b", "c"})};
@@ -212,7 +212,7 @@ TEST_CASE_METHOD(multi_fixture, "sets over the same keys in any order exclude an
 TEST_CASE_METHOD(multi_fixture, "a key with other flags is a conflict, and nothing is written",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         co_await consul.async_kv_put(p + "b", "not a lock", kv_put_options{}.with_flags(7));
         multi_lock set{consul, keys({"a", "b"})};
         auto [ec, lease] = co_await set.async_acquire(s, tuple_token);
@@ -231,7 +231,7 @@ TEST_CASE_METHOD(multi_fixture, "a key with other flags is a conflict, and nothi
 TEST_CASE_METHOD(multi_fixture, "losing any key loses the set, and the release frees the rest",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         multi_lock set{consul, keys({"a", "b", "c"})};
         auto lease = co_await set.async_acquire(s);
         auto remover = [&]() -> asio::awaitable<void> {
@@ -265,8 +265,8 @@ TEST_CASE_METHOD(multi_fixture, "losing any key loses the set, and the release f
 
 TEST_CASE_METHOD(multi_fixture, "a cancelled acquire leaves no key held", "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         lock single{consul, p + "c"};
         auto one = co_await single.async_acquire(a);
         multi_lock set{consul, keys({"a", "b", "c"})};
@@ -293,7 +293,7 @@ TEST_CASE_METHOD(multi_fixture, "a cancelled acquire leaves no key held", "[mult
 TEST_CASE_METHOD(multi_fixture, "one session: a lock and a multi-lock of this process exclude",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         multi_lock set{consul, keys({"a", "b"})};
         lock single{consul, p + "b"};
         auto all = co_await set.async_acquire(s);
@@ -323,7 +323,7 @@ TEST_CASE_METHOD(multi_fixture, "one session: a lock and a multi-lock of this pr
 TEST_CASE_METHOD(multi_fixture, "keys the session holds with no grant left are taken over",
                  "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         multi_lock set{consul, keys({"a", "b"})};
         std::uint64_t first = 0;
         {
@@ -346,7 +346,7 @@ TEST_CASE_METHOD(multi_fixture, "keys the session holds with no grant left are t
 
 TEST_CASE_METHOD(multi_fixture, "guarded writes stop once a key changed hands", "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         multi_lock set{consul, keys({"a", "b"})};
         auto lease = co_await set.async_acquire(s);
         std::vector<txn_op> write_1{txn_op::set(p + "data", "1")};
@@ -372,8 +372,8 @@ TEST_CASE_METHOD(multi_fixture, "guarded writes stop once a key changed hands", 
 
 TEST_CASE_METHOD(multi_fixture, "with_lock and try_with_lock hold the whole set", "[multi_lock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         multi_lock set_a{consul, keys({"a", "b"})};
         multi_lock set_b{consul, keys({"b", "c"})};
         int value =
@@ -444,6 +444,58 @@ TEST_CASE_METHOD(multi_fixture, "a holder that acquires again comes after the wa
         co_await c.async_kv_delete(p, kv_delete_options{}.with_recurse());
         co_await a.async_destroy();
         co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(multi_fixture, "an older acquire waiting for a key held here holds nobody back",
+                 "[multi_lock]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        multi_lock only_b{consul, keys({"b"})};
+        multi_lock both{consul, keys({"a", "b"})};
+        multi_lock only_a{consul, keys({"a"})};
+        auto holding_b = co_await only_b.async_acquire(a);
+        std::optional<multi_lock_lease> got_both;
+        auto older = [&]() -> asio::awaitable<void> {
+            got_both = co_await both.async_acquire(b); // waits for b, held by the task below
+        };
+        auto task = [&]() -> asio::awaitable<void> {
+            co_await asio::post(ioc, asio::use_awaitable); // the older acquire is in line
+            // Holding b, the task asks for a: it must not wait behind the acquire of {a, b},
+            // which waits for this task's b (that would be a deadlock).
+            auto held_a = co_await only_a.async_try_acquire(a, 2000ms);
+            CHECK(held_a);
+            if (held_a)
+                co_await held_a->async_release();
+            co_await holding_b.async_release();
+        };
+        co_await (older() && task());
+        REQUIRE(got_both);
+        co_await got_both->async_release();
+        co_await clean();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(multi_fixture, "a re-entrant lock does not join a multi-lock's grant",
+                 "[multi_lock]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick(10s));
+        multi_lock set{consul, keys({"a", "b"})};
+        lock single{consul, p + "a", lock_options{}.with_reentrant()};
+        auto all = co_await set.async_acquire(s);
+        auto joined = co_await single.async_try_acquire(s, 0ms);
+        CHECK_FALSE(joined); // another recipe's grant: waited for, not joined
+        co_await all.async_release();
+        auto one = co_await single.async_try_acquire(s, 0ms);
+        REQUIRE(one);
+        co_await one->async_release();
+        co_await clean();
+        co_await s.async_destroy();
     };
     run(ioc, body());
 }

@@ -51,9 +51,9 @@ struct rw_fixture : recipes_fixture {
 TEST_CASE_METHOD(rw_fixture, "readers hold together, a writer alone, and tokens are ordered",
                  "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
-        auto c = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        auto c = co_await session::async_create(consul, quick(10s));
         read_write_lock rw_a{consul, k, read_write_lock_options{}.with_value("a")};
         read_write_lock rw_b{consul, k};
         read_write_lock rw_c{consul, k};
@@ -62,7 +62,7 @@ TEST_CASE_METHOD(rw_fixture, "readers hold together, a writer alone, and tokens 
         CHECK_FALSE(ra.writing());
         CHECK(ra.held());
         CHECK(rb.held());
-        CHECK(ra.token().key == k);
+        CHECK(ra.token().key.rfind(k + "/.rwlock/", 0) == 0); // its contender key
         auto none = co_await rw_c.async_try_acquire_write(c, 0ms);
         CHECK_FALSE(none);
         {
@@ -98,9 +98,9 @@ TEST_CASE_METHOD(rw_fixture, "readers hold together, a writer alone, and tokens 
 TEST_CASE_METHOD(rw_fixture, "a waiting writer is not starved by readers that keep coming",
                  "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
-        auto c = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        auto c = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto first = co_await rw.async_acquire_read(a);
         std::optional<read_write_lease> w;
@@ -128,8 +128,8 @@ TEST_CASE_METHOD(rw_fixture, "a waiting writer is not starved by readers that ke
 TEST_CASE_METHOD(rw_fixture, "the sole reader upgrades and downgrades without letting go",
                  "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto lease = co_await rw.async_acquire_read(a);
         const auto read_token = lease.token();
@@ -158,8 +158,8 @@ TEST_CASE_METHOD(rw_fixture, "the sole reader upgrades and downgrades without le
 TEST_CASE_METHOD(rw_fixture, "two readers that both try to upgrade keep reading, no deadlock",
                  "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto ra = co_await rw.async_acquire_read(a);
         auto rb = co_await rw.async_acquire_read(b);
@@ -193,7 +193,7 @@ TEST_CASE_METHOD(rw_fixture, "two readers that both try to upgrade keep reading,
 TEST_CASE_METHOD(rw_fixture, "a key a lock or a semaphore uses is a conflict, nothing written",
                  "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
+        auto s = co_await session::async_create(consul, quick(10s));
         lock plain{consul, k};
         auto held = co_await plain.async_acquire(s);
         read_write_lock rw{consul, k};
@@ -225,8 +225,8 @@ TEST_CASE_METHOD(rw_fixture, "a key a lock or a semaphore uses is a conflict, no
 
 TEST_CASE_METHOD(rw_fixture, "a crashed reader's place goes with its session", "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto reader = co_await rw.async_acquire_read(a);
         auto crash = [&]() -> asio::awaitable<void> {
@@ -249,7 +249,7 @@ TEST_CASE_METHOD(rw_fixture, "a crashed reader's place goes with its session", "
 
 TEST_CASE_METHOD(rw_fixture, "a grant whose contender key is deleted is lost", "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto w = co_await rw.async_acquire_write(a);
         co_await consul.async_kv_delete(k + "/.rwlock/", kv_delete_options{}.with_recurse());
@@ -266,8 +266,8 @@ TEST_CASE_METHOD(rw_fixture, "a grant whose contender key is deleted is lost", "
 
 TEST_CASE_METHOD(rw_fixture, "a cancelled wait leaves no contender key", "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         auto w = co_await rw.async_acquire_write(a);
         cancel_after cancel{ioc.get_executor(), 200ms};
@@ -288,8 +288,8 @@ TEST_CASE_METHOD(rw_fixture, "a cancelled wait leaves no contender key", "[rwloc
 
 TEST_CASE_METHOD(rw_fixture, "hold scopes for reading and writing", "[rwlock]") {
     auto body = [&]() -> asio::awaitable<void> {
-        auto a = co_await session::async_create(consul, quick());
-        auto b = co_await session::async_create(consul, quick());
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
         read_write_lock rw{consul, k};
         const int read =
             co_await with_read_lock(rw, a, [&](read_write_lease lease) -> asio::awaitable<int> {
@@ -359,6 +359,8 @@ TEST_CASE_METHOD(rw_fixture, "readers waiting on one client share one blocking q
                    reader(6) && reader(7);
         co_await (std::move(all) && watch_then_release());
         CHECK(granted == readers);
+        CHECK(m->value("acquires_total", {{"kind", "read_write_lock"}, {"outcome", "taken"}}) ==
+              1 + readers);
         co_await c.async_kv_delete(p, kv_delete_options{}.with_recurse());
         for (auto& s : sessions)
             co_await s.async_destroy();
@@ -370,4 +372,52 @@ TEST_CASE_METHOD(rw_fixture, "readers waiting on one client share one blocking q
 TEST_CASE_METHOD(rw_fixture, "an empty key is refused", "[rwlock]") {
     auto make = [&] { read_write_lock rw{consul, ""}; };
     CHECK_THROWS_AS(make(), boost::system::system_error);
+}
+
+TEST_CASE_METHOD(rw_fixture, "a writer that waited through an upgrade gets a larger token",
+                 "[rwlock]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        read_write_lock rw{consul, k};
+        auto reader = co_await rw.async_acquire_read(a);
+        std::optional<read_write_lease> w;
+        auto writer = [&]() -> asio::awaitable<void> { w = co_await rw.async_acquire_write(b); };
+        std::uint64_t upgraded_index = 0;
+        auto upgrade_then_release = [&]() -> asio::awaitable<void> {
+            co_await wait_for_contenders(2); // the writer waits behind the reader
+            auto [ec, up] = co_await reader.async_try_upgrade(0ms, tuple_token);
+            CHECK_FALSE(ec);
+            CHECK(up); // a waiting writer does not hold: the reader is the sole one
+            upgraded_index = reader.token().modify_index;
+            co_await reader.async_release();
+        };
+        co_await (writer() && upgrade_then_release());
+        REQUIRE(w);
+        // Fencing stays ordered: the writer after the upgraded writer has the larger token.
+        CHECK(w->token().modify_index > upgraded_index);
+        co_await w->async_release();
+        co_await clean();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(rw_fixture, "a dropped grant's contender key is deleted", "[rwlock]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto a = co_await session::async_create(consul, quick(10s));
+        auto b = co_await session::async_create(consul, quick(10s));
+        read_write_lock rw{consul, k};
+        {
+            auto dropped = co_await rw.async_acquire_write(a);
+        } // dropped without a release: a writer behind it must not wait for the session's end
+        auto next = co_await rw.async_try_acquire_write(b, 5000ms);
+        REQUIRE(next);
+        co_await next->async_release();
+        co_await clean();
+        co_await a.async_destroy();
+        co_await b.async_destroy();
+    };
+    run(ioc, body());
 }

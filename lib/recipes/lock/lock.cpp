@@ -330,7 +330,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                                              diagnostics* diag) {
     auto& hub = *l->hub;
     if (l->opts.reentrant) {
-        if (auto held = detail::join_if_held(hub.local_holder.lock(), s->id))
+        // Only a lease of this key joins: the key's holder here may be another recipe's grant
+        // (a multi-lock's), which an acquire of the key waits for instead.
+        auto holder = std::dynamic_pointer_cast<lease_state>(hub.local_holder.lock());
+        if (auto held = detail::join_if_held(std::move(holder), s->id))
             co_return acquire_result{
                 error_code{},
                 detail::lease_factory::make(std::static_pointer_cast<lease_state>(held))};

@@ -18,11 +18,28 @@ using detail::multi_lock_state;
 
 namespace detail {
 
-asio::awaitable<std::pair<error_code, bool>>
-release_keys(multi_lock_state& m, const std::string& session, clock::time_point until) {
+namespace {
+
+// Whether a live grant of this process other than `self` holds the key of `hub` (a lock's
+// lease, another multi-lock's grant, with the same session): not ours to unlock.
+bool held_by_another_grant(const key_hub& hub, const grant_state* self) {
+    const auto holder = hub.local_holder.lock();
+    return holder && holder.get() != self && !holder->released && !holder->lost;
+}
+
+} // namespace
+
+asio::awaitable<std::pair<error_code, bool>> release_keys(multi_lock_state& m,
+                                                          const std::string& session,
+                                                          const grant_state* self,
+                                                          clock::time_point until) {
     std::vector<txn_op> ops;
-    for (const auto& key : m.keys)
-        ops.push_back(txn_op::unlock(key, session, m.opts.value, lock_flag_value));
+    for (const auto& hub : m.hubs)
+        if (!held_by_another_grant(*hub, self))
+            ops.push_back(txn_op::unlock(hub->key, session, m.opts.value, lock_flag_value));
+    const bool all = ops.size() == m.hubs.size();
+    if (ops.empty())
+        co_return std::pair{error_code{}, false};
     auto [ec, t] = co_await call(m.consul, endpoint::txn{std::move(ops), {}}, until);
     if (ec) {
         m.forget_all(); // the keys may have changed hands: everyone reads them again
@@ -35,15 +52,20 @@ release_keys(multi_lock_state& m, const std::string& session, clock::time_point 
                 m.hubs[at - m.keys.begin()]->saw_write(e);
         }
         m.poke_all();
-        co_return std::pair{error_code{}, true};
+        co_return std::pair{error_code{}, all};
     }
     // Some key no longer names the session (Consul refuses the whole transaction): release
-    // the others one by one (an unlock of a key we do not hold is refused, harmlessly).
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - clock::now());
-    for (auto& hub : m.hubs)
-        if (hub->known() && hub->entry() && hub->entry()->session == session)
-            co_await release_for(hub, session, m.opts.value,
-                                 std::max(left, std::chrono::milliseconds{1}));
+    // the others one by one (an unlock of a key we do not hold is refused, harmlessly), all
+    // within `until`.
+    for (auto& hub : m.hubs) {
+        if (clock::now() >= until)
+            break;
+        if (hub->known() && hub->entry() && hub->entry()->session == session &&
+            !held_by_another_grant(*hub, self))
+            co_await release_for(
+                hub, session, m.opts.value,
+                std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()));
+    }
     m.forget_all();
     co_return std::pair{error_code{}, false};
 }
@@ -57,7 +79,7 @@ asio::awaitable<error_code> release_grant(std::shared_ptr<multi_lease_state> L) 
         co_return error_code{};
     auto& m = *L->lock;
     auto [ec, together] = co_await detail::release_keys(
-        m, L->token.session, clock::now() + m.consul.config().request_timeout);
+        m, L->token.session, L.get(), clock::now() + m.consul.config().request_timeout);
     if (ec)
         co_return ec; // unknown outcome: still counts as held, the caller may retry
     if (!together)    // a key had changed hands before this release: it was lost (reported so)

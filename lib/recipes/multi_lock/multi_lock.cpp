@@ -101,7 +101,7 @@ detail::acquire_view view_of(const multi_lock_state& m, const detail::multi_lock
         return v;
     }
     if (!me.my_turn()) {
-        v.key = detail::key_state::not_our_turn; // an older acquire here waits for a key
+        v.key = detail::key_state::not_our_turn; // an older acquire here could go first
         return v;
     }
     bool elsewhere = false, here = false, all_ours = true;
@@ -208,7 +208,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<multi_lock_state> m
     for (auto& hub : m->hubs)
         subscriptions.push_back(hub->subscribe());
     detail::acquire_fsm fsm{deadline, detail::write_rule::lock_key, m->opts.max_lock_delay_wait};
-    const detail::multi_lock_line::place me{detail::multi_lock_line::of(m->consul), m->keys};
+    const detail::multi_lock_line::place me{detail::multi_lock_line::of(m->consul), *m, s->id};
     bool cancelled = false;
     acquire_result result;
     try {
@@ -247,7 +247,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<multi_lock_state> m
         // cleanup_timeout.
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-        co_await detail::release_keys(*m, s->id, clock::now() + m->opts.cleanup_timeout);
+        co_await detail::release_keys(*m, s->id, nullptr, clock::now() + m->opts.cleanup_timeout);
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};

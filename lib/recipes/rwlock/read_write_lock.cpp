@@ -149,21 +149,26 @@ asio::awaitable<std::optional<detail::attempt_outcome>> no_attempt() {
 read_write_lease make_lease(const std::shared_ptr<rwlock_state>& l,
                             const std::shared_ptr<session_state>& s, const contender& me,
                             std::uint64_t modify_index) {
-    fencing_token t{l->key, s->id, 0, modify_index};
+    fencing_token t{me.key, s->id, 0, modify_index};
     return detail::rw_lease_factory::make(
         std::make_shared<rw_lease_state>(l, s, std::move(t), me.key, me.mode));
 }
 
-// Deletes the contender key of an acquire that ends without the grant (bounded).
-asio::awaitable<void> leave_line(rwlock_state& l, const contender& me) {
+// Deletes the contender key of an acquire that ends without the grant (bounded); when Consul
+// cannot take the delete now, it goes on in the background (detail::leave_for_good): a key
+// left live would keep every writer behind it waiting until the session ends.
+asio::awaitable<void> leave_line(const std::shared_ptr<rwlock_state>& l,
+                                 const std::shared_ptr<session_state>& s, const contender& me) {
     auto [ec, deleted] = co_await detail::call(
-        l.consul, detail::endpoint::kv_delete{
-                      me.key, kv_delete_options{}.with_timeout(l.opts.cleanup_timeout)});
+        l->consul, detail::endpoint::kv_delete{
+                       me.key, kv_delete_options{}.with_timeout(l->opts.cleanup_timeout)});
     (void)deleted;
-    if (ec)
-        l.hub->forget();
-    else
-        l.hub->contender_gone(me.key);
+    if (!ec) {
+        l->hub->contender_gone(me.key);
+        co_return;
+    }
+    l->hub->forget();
+    detail::leave_for_good(l, s, me.key);
 }
 
 asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<rwlock_state> l,
@@ -206,8 +211,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<rwlock_state> l,
             [] { return no_attempt(); }, [&] { hub.forget(); });
         switch (action.end) {
         case detail::acquire_end::handed_remote: {
+            // The token: the index of the view that let us in, which is past the release of
+            // everyone before us (their tokens are below it), or our key's own last write.
             const auto& cs = hub.contenders();
-            result.second = make_lease(l, s, me, cs[*detail::rw_find(cs, me.key)].modify_index);
+            const auto written = cs[*detail::rw_find(cs, me.key)].modify_index;
+            result.second = make_lease(l, s, me, std::max(written, hub.state_index()));
             break;
         }
         case detail::acquire_end::cancelled:
@@ -229,7 +237,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<rwlock_state> l,
         // Even after a cancellation, and not interruptible by another one: bounded.
         co_await asio::this_coro::throw_if_cancelled(false);
         co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
-        co_await leave_line(*l, me);
+        co_await leave_line(l, s, me);
     }
     if (cancelled)
         result = {asio::error::operation_aborted, std::nullopt};

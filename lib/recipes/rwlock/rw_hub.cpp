@@ -48,6 +48,7 @@ void rw_hub::saw_write(const kv_entry& e) {
             c.session = e.session;
             c.mode = e.flags == rw_write_flags ? rw_mode::write : rw_mode::read;
             c.modify_index = e.modify_index;
+            accept_write(e.modify_index);
         }
     }
     poke();

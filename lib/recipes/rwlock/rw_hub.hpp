@@ -46,7 +46,8 @@ public:
     /// A contender key of ours changed by a local transaction (an upgrade, a downgrade):
     /// patched into the known state when it is not older, and everyone woken.
     void saw_write(const kv_entry& contender);
-    /// A contender key of ours deleted by a local transaction.
+    /// The contender key of an acquire of ours that ended without the grant, deleted (not
+    /// for a grant's release: the next grant's token must come from a read past it).
     void contender_gone(const std::string& k);
 
     /// Transactions of ours on the contenders in flight (the query waits for them).

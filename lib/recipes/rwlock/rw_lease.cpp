@@ -6,9 +6,12 @@
 #include "consul/endpoints/agent.hpp"
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
+#include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/grant_loss_wait.hpp"
 #include "recipes/rwlock/rwlock_state.hpp"
+
+#include <boost/asio/co_spawn.hpp>
 
 namespace conclave {
 
@@ -18,16 +21,66 @@ using detail::rw_mode;
 
 namespace {
 
+// Deletes a held grant's contender key. The hub is not patched but read again: the grants
+// it lets in here learn of the release from that read, whose index is past the delete, so
+// their tokens are above the released grant's (an upgrade's may be above everything written
+// before it, and a delete says no index of its own); and nobody here judges meanwhile on a
+// state that still shows the released grant (an upgrade with a budget of 0 would refuse).
+asio::awaitable<error_code> release_contender(detail::rwlock_state& l, const std::string& key) {
+    auto [ec, deleted] =
+        co_await detail::call(l.consul, detail::endpoint::kv_delete{key, kv_delete_options{}});
+    (void)deleted; // (a key deleted already is released too)
+    l.hub->forget();
+    co_return ec;
+}
+
+asio::awaitable<void> delete_until_done(std::shared_ptr<detail::rwlock_state> l,
+                                        std::shared_ptr<detail::session_state> s, std::string key) {
+    detail::retry_backoff backoff;
+    while (!s->check(clock::now())) {
+        const auto ec = co_await release_contender(*l, key);
+        if (!ec)
+            co_return;
+        co_await detail::sleep_for(backoff.next());
+    }
+}
+
+} // namespace
+
+void detail::leave_for_good(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
+                            std::string key) {
+    auto ex = l->consul.get_executor();
+    asio::co_spawn(ex, delete_until_done(std::move(l), std::move(s), std::move(key)),
+                   [](std::exception_ptr) {});
+}
+
+namespace {
+
+// A transaction of ours on the contenders in flight, for its lifetime: the hub's query
+// waits for it.
+class write_scope {
+public:
+    explicit write_scope(detail::rw_hub& hub)
+        : hub_(hub) {
+        ++hub_.writes_in_flight;
+    }
+    ~write_scope() {
+        --hub_.writes_in_flight;
+        hub_.poke();
+    }
+    write_scope(const write_scope&) = delete;
+    write_scope& operator=(const write_scope&) = delete;
+
+private:
+    detail::rw_hub& hub_;
+};
+
 asio::awaitable<error_code> release_grant(std::shared_ptr<rw_lease_state> L) {
     if (L->released)
         co_return error_code{};
-    auto& lock = *L->lock;
-    auto [ec, deleted] = co_await detail::call(
-        lock.consul, detail::endpoint::kv_delete{L->contender_key, kv_delete_options{}});
-    (void)deleted; // (a key deleted already is released too)
-    if (ec)
+    // (a key deleted already is released too)
+    if (auto ec = co_await release_contender(*L->lock, L->contender_key))
         co_return ec; // unknown outcome: still counts as held, the caller may retry
-    lock.hub->contender_gone(L->contender_key);
     L->mark_released();
     L->mark_lost(make_error_code(errc::lock_lost)); // wakes the waits for the loss
     co_return error_code{};
@@ -41,17 +94,23 @@ asio::awaitable<std::pair<error_code, std::optional<kv_entry>>>
 change_mode(rw_lease_state& L, rw_mode to, std::uint64_t sequence) {
     auto& lock = *L.lock;
     std::vector<txn_op> ops;
-    if (sequence != 0)
-        ops.push_back(txn_op::check_index(lock.hub->sequence_key, sequence));
+    if (to == rw_mode::write) // (0: the sequence key was deleted since; absent it must stay)
+        ops.push_back(sequence != 0 ? txn_op::check_index(lock.hub->sequence_key, sequence)
+                                    : txn_op::check_not_exists(lock.hub->sequence_key));
     ops.push_back(txn_op::check_index(L.contender_key, L.written_index()));
     ops.push_back(
         txn_op::lock(L.contender_key, L.session->id, lock.opts.value,
                      to == rw_mode::write ? detail::rw_write_flags : detail::rw_read_flags));
     ops.push_back(txn_op::get(L.contender_key));
-    ++lock.hub->writes_in_flight;
-    auto [ec, t] = co_await detail::call(lock.consul, detail::endpoint::txn{std::move(ops), {}});
-    --lock.hub->writes_in_flight;
+    std::pair<error_code, txn_result> answer;
+    {
+        const write_scope writing{*lock.hub};
+        answer = co_await detail::call(lock.consul, detail::endpoint::txn{std::move(ops), {}});
+    }
+    auto& [ec, t] = answer;
     std::pair<error_code, std::optional<kv_entry>> out{ec, std::nullopt};
+    if (ec)
+        L.reconcile = true; // perhaps applied: read it back before the next change
     if (!ec && t.committed && !t.results.empty()) {
         out.second = t.results.back();
         L.mode = to;
@@ -70,9 +129,36 @@ bool listed(const rw_lease_state& L) {
     return at && cs[*at].session == L.token.session;
 }
 
+// After a change of mode with no answer: waits for a fresh state of the key and takes mode
+// and token from the contender key as Consul has it. False when the grant is not held.
+asio::awaitable<bool> reconcile(rw_lease_state& L) {
+    auto& hub = *L.lock->hub;
+    auto subscription = hub.subscribe();
+    while (L.reconcile) {
+        if (!L.held())
+            co_return false;
+        if (hub.known()) {
+            const auto& cs = hub.contenders();
+            const auto at = detail::rw_find(cs, L.contender_key);
+            if (!at || cs[*at].session != L.token.session)
+                co_return false;
+            L.mode = cs[*at].mode;
+            L.token.modify_index = std::max(L.token.modify_index, cs[*at].modify_index);
+            L.reconcile = false;
+            break;
+        }
+        co_await detail::notifier::wait_any(L.session->policy.deadline(), hub.changed,
+                                            L.session->changed, L.changed);
+    }
+    co_return true;
+}
+
 asio::awaitable<std::pair<error_code, bool>> upgrade(std::shared_ptr<rw_lease_state> L,
                                                      std::chrono::milliseconds budget) {
     using result = std::pair<error_code, bool>;
+    const bool known = co_await reconcile(*L);
+    if (!known)
+        co_return result{L->lost ? L->lost : make_error_code(errc::lock_lost), false};
     if (L->mode == rw_mode::write && L->held())
         co_return result{error_code{}, true};
     auto& hub = *L->lock->hub;
@@ -108,7 +194,10 @@ asio::awaitable<std::pair<error_code, bool>> upgrade(std::shared_ptr<rw_lease_st
 }
 
 asio::awaitable<error_code> downgrade(std::shared_ptr<rw_lease_state> L) {
-    if (!L->held())
+    bool known = L->held().has_value();
+    if (known) // (not in one expression with &&: g++ 12 cannot compile a co_await there)
+        known = co_await reconcile(*L);
+    if (!known)
         co_return L->lost ? L->lost : make_error_code(errc::lock_lost);
     if (L->mode == rw_mode::read)
         co_return error_code{};

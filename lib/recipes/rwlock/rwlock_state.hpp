@@ -29,6 +29,12 @@ struct rwlock_state {
     std::shared_ptr<rw_hub> hub;
 };
 
+/// Deletes contender key `key` of session `s` in the background, retrying (with pauses)
+/// while Consul cannot take it, until it is gone or the session ends (which ends the key
+/// too). For a key whose acquire or grant ended without a delete that Consul confirmed.
+void leave_for_good(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
+                    std::string key);
+
 struct rw_lease_state : grant_state {
     rw_lease_state(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
                    fencing_token t, std::string contender, rw_mode m)
@@ -37,6 +43,12 @@ struct rw_lease_state : grant_state {
         , contender_key(std::move(contender))
         , mode(m) {
         kind = hold_kind::read_write_lock;
+    }
+    // Dropped while held: its contender key would keep every writer behind it waiting
+    // until the session ends. It is deleted in the background.
+    ~rw_lease_state() {
+        if (!released && !lost)
+            leave_for_good(lock, session, contender_key);
     }
 
     asio::any_io_executor executor() const override { return lock->consul.get_executor(); }
@@ -48,6 +60,9 @@ struct rw_lease_state : grant_state {
     std::shared_ptr<rwlock_state> lock;
     std::string contender_key;
     rw_mode mode;
+    /// A change of mode whose outcome is unknown (no answer): mode and token are read back
+    /// from the contender key before the next one.
+    bool reconcile = false;
     /// ModifyIndex of the contender key as this grant last wrote it (its acquire, an upgrade,
     /// a downgrade): the index a change of mode checks.
     std::uint64_t written_index() const noexcept { return token.modify_index; }
