@@ -38,10 +38,10 @@ Violations (each must be 0):
   for that key (its own log), or a hold got OK (for a write or a read) after another hold
   had got OK for a write with a higher token (the holds' records, an independent view of
   the same thing). -shared holders only read: a reader's token is below that of every
-  writer that came after it, so a read accepted below a write is a reader that overlapped a
-  later writer. Stale writes refused are the fence
-  working: they are counted, by what explains them (stale_pause: a paused hold, refused by
-  its index; stale_restart, stale_unknown_epoch: around dev agent restarts).
+  writer that came after it, so a read accepted below a write is a reader that overlapped
+  a later writer. Stale writes refused are the fence working: they are counted, by what
+  explains them (stale_pause: a paused hold, refused by its index; stale_restart,
+  stale_unknown_epoch: around dev agent restarts; stale_read_*: the readers' reads).
 - grant order: a hold that started after another hold of the key had ended has a token not
   above it (same epoch): later grants must have larger modify indexes. Not between two
   -shared holds: a reader in line before another may notice that it holds later.
