@@ -143,6 +143,7 @@ public:
         if (!f)
             grant_ = std::move(lease);
         failure_text_ = std::move(f.text);
+        conflict_text_ = std::move(f.client_message);
         co_return f.ec;
     }
     // The sequence key, when nothing but it is left under the prefix: a compare-and-set
@@ -173,7 +174,7 @@ public:
     std::string describe(const error_code& ec) const override {
         if (ec == errc::conflict)
             return "Existing key does not match read-write lock use" +
-                   (failure_text_.empty() ? std::string() : " (" + failure_text_ + ")");
+                   (conflict_text_.empty() ? std::string() : " (" + conflict_text_ + ")");
         return failure_text_.empty() ? ec.message() : failure_text_;
     }
 
@@ -183,7 +184,8 @@ private:
     read_write_lock recipe_;
     read_write_lease grant_;
     bool write_;
-    std::string failure_text_; ///< of the last acquire
+    std::string failure_text_;  ///< of the last acquire
+    std::string conflict_text_; ///< which key is in the way, when it was errc::conflict
 };
 
 } // namespace

@@ -235,8 +235,9 @@ TEST_CASE("lock: a prefix held as a plain lock is not a read-write lock", "[lock
     REQUIRE(poll_until([&] { return started(log, "plain"); }, 30s));
     auto rw = f.run({"lock", "-exclusive", "svc/rw-mixed", "echo never >> " + log});
     CHECK(rw->wait() == 1);
-    CHECK(rw->err().rfind(
-              "Lock acquisition failed: Existing key does not match read-write lock use", 0) == 0);
+    CHECK(rw->err() == "Lock acquisition failed: Existing key does not match read-write lock use "
+                       "(not a read-write lock's key: a semaphore or consul lock uses "
+                       "\"svc/rw-mixed/.lock\")\n");
     CHECK(f.sessions().size() == 1);
     std::ofstream{gate};
     CHECK(holder->wait() == 0);
