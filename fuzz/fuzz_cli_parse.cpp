@@ -77,7 +77,7 @@ struct command_flags {
     std::string name;
     bool once = false, shell = true, pass_stdin = false, leader = false, verbose = false,
          child_exit_code = false, recurse = false, keys = false, detailed = false, cas = false,
-         prefix = false;
+         prefix = false, shared = false, exclusive = false;
     std::int64_t limit = 1, monitor_retry = 3;
     std::uint64_t flags_value = 0, modify_index = 0, count = 0;
     nanoseconds timeout{0}, lock_delay{15000000000};
@@ -87,6 +87,8 @@ struct command_flags {
         switch (which) {
         case 0: // lock
             flags.add_int("n", &limit);
+            flags.add_bool("shared", &shared);
+            flags.add_bool("exclusive", &exclusive);
             flags.add_duration("timeout", &timeout);
             flags.add_duration("try", &timeout);
             flags.add_int("monitor-retry", &monitor_retry);

@@ -22,6 +22,7 @@ inline constexpr auto with_text =
 struct failure {
     error_code ec;
     std::string text; ///< conclave::error::what(): the code's message, Consul's text, ours
+    std::string client_message; ///< ours alone (diagnostics::client_message)
     explicit operator bool() const noexcept { return static_cast<bool>(ec); }
 };
 
@@ -31,7 +32,7 @@ inline failure failure_of(const std::exception_ptr& e) {
     try {
         std::rethrow_exception(e);
     } catch (const conclave::error& x) {
-        return {x.code(), x.what()};
+        return {x.code(), x.what(), x.diag().client_message};
     }
 }
 

@@ -26,6 +26,8 @@ constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <c
   Acquires a lock at <prefix>/.lock (or, with -n > 1, a slot of the semaphore at
   <prefix>), runs the command while it is held, then releases it and deletes what it
   created. Compatible with `consul lock` and Consul's Go api.Lock / api.Semaphore.
+  With -shared or -exclusive, holds a read or the write grant of the read-write lock
+  at <prefix> (conclave::read_write_lock: keys under <prefix>/.rwlock) instead.
 
   The command's environment has CONSUL_LOCK_HELD=true, CONCLAVE_LOCK_TOKEN, the
   fencing token of this grant ("<modify index>:<lock index>:<session>:<key>"; later
@@ -45,6 +47,10 @@ Options:
 
   -n=<int>                 Holders allowed at once. 1 (default) is a lock, more a
                            semaphore; every contender must use the same number.
+  -shared                  Hold a read grant of the read-write lock at <prefix>: any
+                           number of -shared holders at once, none beside -exclusive.
+  -exclusive               Hold its write grant: alone, no -shared or other -exclusive
+                           holder beside it. Served in arrival order, readers together.
   -timeout=<duration>      Longest wait to acquire ("10s", "1m"), then exit 5. 0
                            (default) waits forever. -try is a deprecated alias.
   -monitor-retry=<int>     Failed reads (Consul 500s) tolerated, 1s apart, while watching
@@ -55,7 +61,8 @@ Options:
   -lock-delay=<duration>   Lock-delay of the session (default 15s): after the session is
                            lost (not released), nobody gets the lock for this long, while
                            the command is being stopped. Consul applies at most 60s; 0
-                           disables it.
+                           disables it. Not with -shared/-exclusive, whose every acquire
+                           writes a key of its own: fence the command's writes instead.
   -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
                            runs the arguments directly (PATH lookup).
@@ -80,7 +87,10 @@ int lock_command(args a) {
     held_command_flags held;
     http_flags http;
     flag_set flags;
+    bool shared = false, exclusive = false;
     flags.add_int("n", &limit);
+    flags.add_bool("shared", &shared);
+    flags.add_bool("exclusive", &exclusive);
     flags.add_duration("timeout", &timeout);
     flags.add_duration("try", &timeout);
     flags.add_int("monitor-retry", &monitor_retry);
@@ -114,6 +124,17 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
+    if (shared && exclusive) {
+        std::fputs("-shared and -exclusive cannot be combined: a holder reads or writes\n", stderr);
+        return exit_code::error;
+    }
+    if ((shared || exclusive) && limit != 1) {
+        std::fprintf(stderr,
+                     "-n=%lld cannot be combined with -%s: a read-write lock has no "
+                     "holder limit\n",
+                     static_cast<long long>(limit), shared ? "shared" : "exclusive");
+        return exit_code::error;
+    }
     if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)))
         return exit_code::error;
     std::string_view prefix = rest[0];
@@ -128,6 +149,7 @@ int lock_command(args a) {
     }
     cfg.command.assign(rest.begin() + 1, rest.end());
     cfg.limit = static_cast<unsigned>(limit);
+    cfg.mode = shared ? lock_mode::shared : exclusive ? lock_mode::exclusive : lock_mode::plain;
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
     held.store(cfg);

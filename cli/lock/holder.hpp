@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSL-1.0
-// What `conclave lock` holds: a lock on `<prefix>/.lock` (-n 1) or a slot of the semaphore
-// at `<prefix>` (-n > 1), behind one interface so the command has a single code path.
+// What `conclave lock` holds: a lock on `<prefix>/.lock` (-n 1), a slot of the semaphore
+// at `<prefix>` (-n > 1), or a read or write grant of the read-write lock at `<prefix>`
+// (-shared, -exclusive), behind one interface so the command has a single code path.
 #pragma once
 
 #include <conclave/lock.hpp>
+#include <conclave/read_write_lock.hpp>
 #include <conclave/semaphore.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +16,10 @@
 #include <tuple>
 
 namespace conclave::cli {
+
+/// What `conclave lock` holds at its prefix: a plain lock (or, with -n > 1, a semaphore
+/// slot), or a read-write lock's read (-shared) or write (-exclusive) grant.
+enum class lock_mode { plain, shared, exclusive };
 
 class lock_holder {
 public:
@@ -33,7 +39,8 @@ public:
     virtual std::chrono::steady_clock::duration remaining() const = 0;
     /// Gives the grant back (succeeds when it was already lost).
     virtual boost::asio::awaitable<error_code> release() = 0;
-    /// Deletes the lock's key(s) when nobody holds them; errc::conflict while in use.
+    /// Deletes the lock's key(s) when nobody holds or waits for them; errc::conflict (or
+    /// errc::limit_conflict) while in use.
     virtual boost::asio::awaitable<error_code> destroy() = 0;
 
     /// The key contenders fight over (for messages).
@@ -42,8 +49,11 @@ public:
     virtual std::string describe(const error_code& ec) const = 0;
 };
 
-/// `limit` 1: a lock on `<prefix>/.lock`; more: a semaphore at `<prefix>`.
-std::unique_ptr<lock_holder> make_lock_holder(client& c, const std::string& prefix, unsigned limit,
-                                              unsigned monitor_retries);
+/// lock_mode::plain with `limit` 1: a lock on `<prefix>/.lock`; more: a semaphore at
+/// `<prefix>`. shared, exclusive (`limit` 1): the read-write lock at `<prefix>`, whose
+/// contender keys hold `value`.
+std::unique_ptr<lock_holder> make_lock_holder(client& c, const std::string& prefix, lock_mode mode,
+                                              unsigned limit, unsigned monitor_retries,
+                                              const std::string& value);
 
 } // namespace conclave::cli

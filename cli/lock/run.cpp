@@ -115,21 +115,24 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     // Not raced with signals: a create cancelled after it reached Consul would leave a
     // session nobody destroys. It is bounded by the client's request timeout.
     // `consul lock`'s session (TTL and lock-delay 15 s by default), bound to the node's
-    // serfHealth; a semaphore's session deletes its contender key when it dies.
-    auto scfg = session_config{}
-                    .with_name(cfg.session_name)
-                    .with_ttl(cfg.ttl)
-                    .with_lock_delay(cfg.lock_delay)
-                    .with_behavior(cfg.limit == 1 ? session_behavior::release
-                                                  : session_behavior::delete_keys)
-                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    // serfHealth; a semaphore's or a read-write lock's session deletes its contender key
+    // when it dies.
+    const bool plain_lock = cfg.mode == lock_mode::plain && cfg.limit == 1;
+    auto scfg =
+        session_config{}
+            .with_name(cfg.session_name)
+            .with_ttl(cfg.ttl)
+            .with_lock_delay(cfg.lock_delay)
+            .with_behavior(plain_lock ? session_behavior::release : session_behavior::delete_keys)
+            .with_node_checks(std::vector<std::string>{"serfHealth"});
     auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
     if (const auto f = failure_of(create_failed)) {
         say("Lock acquisition failed: failed to create session: " + f.text);
         co_return exit_code::error;
     }
     session_keeper keeper{std::move(created)};
-    auto holder = make_lock_holder(consul, cfg.prefix, cfg.limit, cfg.monitor_retries);
+    auto holder = make_lock_holder(consul, cfg.prefix, cfg.mode, cfg.limit, cfg.monitor_retries,
+                                   cfg.session_name);
 
     // Acquire, until the -timeout or a signal.
     if (cfg.verbose)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cli/common/held_command.hpp"
+#include "cli/lock/holder.hpp"
 
 #include <conclave/client.hpp>
 
@@ -15,8 +16,9 @@
 namespace conclave::cli {
 
 struct lock_settings : held_command_settings {
-    std::string prefix; ///< cleaned: no leading, trailing or doubled '/'
-    unsigned limit = 1; ///< -n
+    std::string prefix;                ///< cleaned: no leading, trailing or doubled '/'
+    unsigned limit = 1;                ///< -n
+    lock_mode mode = lock_mode::plain; ///< -shared, -exclusive (then limit is 1)
     std::chrono::nanoseconds timeout{0};
     unsigned monitor_retries = 3;
     bool child_exit_code = false;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSL-1.0
 """Chaos test of `conclave lock`: contenders in many processes take turns at a few locks
 through a fault proxy, while holders are paused and servers restarted; every hold writes to
-a store that refuses stale fencing tokens, and check.py judges the history.
+a store that refuses stale fencing tokens, and check.py judges the history. One of the locks
+is a read-write lock (`conclave lock -shared` and `-exclusive`).
 
     chaos.py --conclave PATH (--short | --long) [--seed N] [--consul-bin PATH [--servers 3]]
              [--work DIR] [--keep]
@@ -18,14 +19,18 @@ The pieces, each in its own module:
 - fence.py: the fenced store (a unix socket served by this process): accepts a write iff
   its token is at least the highest it accepted for that key.
 - hold.py: the command of every `conclave lock` run: writes to the store a few times with
-  CONCLAVE_LOCK_TOKEN, once more when signalled, and records its hold.
+  CONCLAVE_LOCK_TOKEN, once more when signalled, and records its hold. A -shared holder
+  reads instead: the store judges its token against the writes (fence.py).
 - check.py: judges the history in the work directory; prints the last line
   `handoffs=N faults=M violations=V leaked=L`; this driver exits with its verdict.
 
 The plan: `--short` is one 120 s cycle with 6 contenders over 2 locks; `--long` repeats
 150 s cycles with 8 contenders over 4 locks until 10,000 handoffs. Contenders run
 `conclave lock -verbose -monitor-retry 3` again and again; 15% of runs have a -timeout of
-20-100 ms, 3% get SIGINT after 5-300 ms (mostly while they wait). The fault proxy is clean
+20-100 ms, 3% get SIGINT after 5-300 ms (mostly while they wait). Lock 1 is a read-write
+lock (the prefix itself is its key, its keys under `<prefix>/.rwlock`): each run there is
+`-shared` (60%) or `-exclusive`, so readers hold together, a writer alone, through the same
+faults and pauses; check.py allows overlapping -shared holds only. The fault proxy is clean
 for 2-5 s, then in a fault mode for 2-6 s (black holes 1-4 s; in --long, sometimes 22 s,
 longer than the TTL), and so on. A long pause stops a holder with SIGSTOP (its hold.py
 and its conclave lock) for 60 s, more than twice the session TTL: Consul expires the
@@ -36,7 +41,10 @@ its locks in turn, --long one lock per cycle. Brief pauses (1-8 s) come on top, 
 restarts: the dev agent restarts empty; on a cluster one server is killed for 8-10 s (a
 follower, then the leader, in --short; in turn in --long). And once a cycle a holder's
 command hangs (SIGSTOP to it alone) while its session is destroyed behind its back: conclave
-lock must kill it (SIGTERM, SIGKILL 5 s later) before the lock-delay lets anyone in.
+lock must kill it (SIGTERM, SIGKILL 5 s later) before the lock-delay lets anyone in. Not on
+the read-write lock, which has no lock-delay (every acquire writes a key of its own), so
+the next holder may come in before the stuck command is gone: there only the fence protects,
+and the long pauses test it.
 
 At the end the proxy turns clean and the contenders go on until no session of an exited
 run is left (Consul expires those whose cleanup was cut off: up to 2 x TTL), then stop; the
@@ -85,6 +93,11 @@ LONG_PLAN = [(2, "pause"), (10, "brief"), (40, "brief"), (70, "brief"), (80, "re
              (100, "hang"), (115, "brief"), (135, "brief")]
 LONG_CYCLE = 150
 LONG_PAUSE = 60
+
+# Lanes whose lock is a read-write lock (lane 1 of --short's 2 and --long's 4), and the
+# share of its runs that are -shared.
+RW_LANES = {1}
+SHARED = 0.6
 
 PROFILES = {
     "short": {"lanes": 2, "contenders": 6, "min_handoffs": 100, "target": None,
@@ -210,6 +223,11 @@ class Driver:
             n += 1
             cmd = [self.conclave, "lock", "-verbose", "-shell=false", "-monitor-retry", "3",
                    "-name", f"{self.tag}/{run}"]
+            mode, key, op = "plain", self.prefix(lane) + "/.lock", "WRITE"
+            if lane in RW_LANES:
+                mode = "shared" if self.rng.random() < SHARED else "exclusive"
+                key, op = self.prefix(lane), "READ" if mode == "shared" else "WRITE"
+                cmd.append("-" + mode)
             timeout = None
             if self.rng.random() < 0.15 and not self.stopping:
                 timeout = self.rng.randint(20, 100)
@@ -217,8 +235,9 @@ class Driver:
             cmd += [self.prefix(lane), sys.executable, "-S", os.path.join(HERE, "hold.py")]
             start = now()
             proc = await asyncio.create_subprocess_exec(
-                *cmd, env=dict(env, CHAOS_RUN=run), stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+                *cmd, env=dict(env, CHAOS_RUN=run, CHAOS_OP=op),
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
                 start_new_session=True, preexec_fn=die_with_parent)
             self.live[run] = (proc, lane)
             timer = None
@@ -233,7 +252,7 @@ class Driver:
             del self.live[run]
             self.exited[run] = (status, end)
             self.runs_log.write(json.dumps({
-                "run": run, "key": self.prefix(lane) + "/.lock", "status": status,
+                "run": run, "key": key, "mode": mode, "status": status,
                 "timeout_ms": timeout, "start": start, "end": end, "stderr": err[-4000:]}) + "\n")
             if status != 0 and "Lock acquired (" not in err:
                 await asyncio.sleep(self.rng.uniform(0.1, 0.5))  # no server: do not spin
@@ -315,7 +334,8 @@ class Driver:
         while time.monotonic() < deadline:
             for run, pgid in list(self.store.active.items()):
                 token = self.store.tokens.get(run, "")
-                if run in self.paused or run not in self.live or token.count(":") < 3:
+                if run in self.paused or run not in self.live or token.count(":") < 3 or \
+                        self.live[run][1] in RW_LANES:
                     continue
                 if not send(pgid, signal.SIGSTOP, group=True):
                     continue

@@ -10,10 +10,13 @@
 
 The records (times on CLOCK_MONOTONIC in ns, one clock for every process of the machine):
 
-- runs: one per `conclave lock` run: run id, key (`<prefix>/.lock`), status, stderr (-verbose).
+- runs: one per `conclave lock` run: run id, key (`<prefix>/.lock`; `<prefix>` for a
+  read-write lock, the key its tokens name), mode (absent or "plain"; "shared" or
+  "exclusive" for `-shared` and `-exclusive` runs), status, stderr (-verbose).
 - holds: hold.py's `start` and `end` lines: token, epoch, [start, end], each write's
   [t0, t1] and answer (OK, STALE, ? when cut short), the signal that ended it early.
-- fence: the store's decisions in the order it took them: run, key, epoch, index, ok, t.
+- fence: the store's decisions in the order it took them: run, key, epoch, index, ok, t,
+  op ("write", or "read" from a -shared holder: judged against the writes, changes nothing).
 - events: the driver's pauses ({"kind": "pause", "run", "t0", "t1"}: the hold of that run
   and its conclave lock were stopped from t0 to t1), hangs ({"kind": "hang", "run", "t0",
   "t1"}: the hold's command alone was stopped at t0 and its session destroyed; it was gone,
@@ -24,19 +27,24 @@ The records (times on CLOCK_MONOTONIC in ns, one clock for every process of the 
 
 Violations (each must be 0):
 
-- overlap: two holds of one key whose intervals overlap, unless explained: one of them was
-  paused since before the overlap began (its session expired while it was stopped; it
-  learns that on resuming), or their grants came from different lives of a dev agent (a
-  restart forgot the first lock): one hold's epoch is that of an agent started after the
-  other's grant, which came from the agent killed (it started before the kill, or could
-  not find its session afterwards).
-- fencing: the store accepted a write below the highest it had accepted for that key (its
-  own log), or a hold got OK after another hold had got OK with a higher token (the holds'
-  records, an independent view of the same thing). Stale writes refused are the fence
-  working: they are counted, by what explains them (stale_pause: a paused hold, refused by
-  its index; stale_restart, stale_unknown_epoch: around dev agent restarts).
+- overlap: two holds of one key whose intervals overlap (for a read-write lock: not both
+  -shared, whose overlaps are allowed and counted, shared_overlaps), unless explained: one
+  of them was paused since before the overlap began (its session expired while it was
+  stopped; it learns that on resuming), or their grants came from different lives of a dev
+  agent (a restart forgot the first lock): one hold's epoch is that of an agent started
+  after the other's grant, which came from the agent killed (it started before the kill,
+  or could not find its session afterwards).
+- fencing: the store accepted a write or a read below the highest write it had accepted
+  for that key (its own log), or a hold got OK (for a write or a read) after another hold
+  had got OK for a write with a higher token (the holds' records, an independent view of
+  the same thing). -shared holders only read: a reader's token is below that of every
+  writer that came after it, so a read accepted below a write is a reader that overlapped
+  a later writer. Stale writes refused are the fence working: they are counted, by what
+  explains them (stale_pause: a paused hold, refused by its index; stale_restart,
+  stale_unknown_epoch: around dev agent restarts; stale_read_*: the readers' reads).
 - grant order: a hold that started after another hold of the key had ended has a token not
-  above it (same epoch): later grants must have larger modify indexes.
+  above it (same epoch): later grants must have larger modify indexes. Not between two
+  -shared holds: a reader in line before another may notice that it holds later.
 - cancelled: a run that reported it gave up acquiring (timeout, interruption, failure) but
   started its command or wrote.
 
@@ -177,6 +185,10 @@ def explain_overlap(a, b, pauses, restarts):
     return None, None
 
 
+def shared(h):
+    return h.get("mode") == "shared"
+
+
 def check_overlaps(by_key, pauses, restarts, report):
     overtaken = set()  # paused holds whose lock another hold took meanwhile
     for key, hs in by_key.items():
@@ -184,6 +196,9 @@ def check_overlaps(by_key, pauses, restarts, report):
         for b in sorted(hs, key=lambda h: h["start"]):
             active = [a for a in active if a["end"] > b["start"]]
             for a in active:
+                if shared(a) and shared(b):
+                    report.counts["shared_overlaps"] += 1
+                    continue
                 why, paused = explain_overlap(a, b, pauses, restarts)
                 overtaken.add(paused)
                 report.counts[f"overlaps_{why or 'unexplained'}"] += 1
@@ -196,29 +211,31 @@ def check_overlaps(by_key, pauses, restarts, report):
 
 
 def check_store_log(decisions, report):
-    highest = {}
+    highest = {}  # key -> (rank, run) of the highest write accepted
     for d in decisions:
         rank = (d["epoch"], d["index"])
-        report.counts["writes_ok" if d["ok"] else "writes_stale"] += 1
+        read = d.get("op") == "read"
+        report.counts[("reads_" if read else "writes_") + ("ok" if d["ok"] else "stale")] += 1
         if not d["ok"]:
             continue
         if d["key"] in highest and rank < highest[d["key"]][0]:
             report.violations.append(
-                f"fencing: store accepted {d['run']} {rank} after {highest[d['key']][1]} "
-                f"{highest[d['key']][0]} on {d['key']}")
-        if d["key"] not in highest or rank > highest[d["key"]][0]:
+                f"fencing: store accepted {'a read of ' if read else ''}{d['run']} {rank} "
+                f"after {highest[d['key']][1]} {highest[d['key']][0]} on {d['key']}")
+        if not read and (d["key"] not in highest or rank > highest[d["key"]][0]):
             highest[d["key"]] = (rank, d["run"])
 
 
 def check_hold_writes(by_key, report):
     """Holds' own view: no OK sent (t0) after another hold had received (t1) an OK for a
-    higher token of the same key."""
+    write with a higher token of the same key (-shared holds only read: their OKs are
+    judged, but set no bar)."""
     for key, hs in by_key.items():
-        oks = [(w["t0"], w["t1"], h["rank"], h["run"]) for h in hs for w in h["writes"]
-               if w["answer"] == "OK"]
-        by_t1 = sorted(oks, key=lambda w: w[1])
+        oks = [(w["t0"], w["t1"], h["rank"], h["run"], shared(h)) for h in hs
+               for w in h["writes"] if w["answer"] == "OK"]
+        by_t1 = sorted((w for w in oks if not w[4]), key=lambda w: w[1])  # the writes
         best, i = None, 0   # highest (rank, run) received before the current t0
-        for t0, _t1, rank, run in sorted(oks):
+        for t0, _t1, rank, run, _read in sorted(oks):
             while i < len(by_t1) and by_t1[i][1] < t0:
                 if best is None or by_t1[i][2] > best[0]:
                     best = (by_t1[i][2], by_t1[i][3])
@@ -229,19 +246,22 @@ def check_hold_writes(by_key, report):
 
 
 def check_grant_order(by_key, report):
-    """Disjoint holds of one epoch: the later one has the larger index."""
+    """Disjoint holds of one epoch: the later one has the larger index (unless both are
+    -shared)."""
     for key, hs in by_key.items():
         known = [h for h in hs if h["rank"][0] >= 0]
-        ends = sorted((h["end"], h["rank"], h["run"]) for h in known)
+        ends = sorted((h["end"], h["rank"], h["run"], shared(h)) for h in known)
         best = {}   # epoch -> (index, run) highest among holds ended so far
+        best_not_shared = {}  # the same among those that were not -shared
         i = 0
         for b in sorted(known, key=lambda h: h["start"]):
             while i < len(ends) and ends[i][0] <= b["start"]:
-                (epoch, index), run = ends[i][1], ends[i][2]
-                if epoch not in best or index > best[epoch][0]:
-                    best[epoch] = (index, run)
+                (epoch, index), run, was_shared = ends[i][1], ends[i][2], ends[i][3]
+                for table in (best,) if was_shared else (best, best_not_shared):
+                    if epoch not in table or index > table[epoch][0]:
+                        table[epoch] = (index, run)
                 i += 1
-            prior = best.get(b["rank"][0])
+            prior = (best_not_shared if shared(b) else best).get(b["rank"][0])
             if prior and b["index"] <= prior[0]:
                 report.violations.append(f"grant order: {b['run']} (index {b['index']}) "
                                          f"started after {prior[1]} (index {prior[0]}) ended")
@@ -266,7 +286,7 @@ def classify_stale(decisions, holds, pauses, restarts, report):
             why = "signalled"
         else:
             why = "other"
-        report.counts[f"stale_{why}"] += 1
+        report.counts[f"stale_{'read_' if d.get('op') == 'read' else ''}{why}"] += 1
 
 
 def check(history):
@@ -289,8 +309,10 @@ def check(history):
     report.counts["pauses"] = sum(len(p) for p in pauses.values())
     report.counts["restarts"] = len(restarts)
 
+    modes = {r["run"]: r.get("mode", "plain") for r in history["runs"]}
     by_key = collections.defaultdict(list)
     for h in holds.values():
+        h["mode"] = modes.get(h["run"], "plain")
         by_key[h["key"]].append(h)
     check_runs(history["runs"], holds, decisions, report)
     check_overlaps(by_key, pauses, restarts, report)

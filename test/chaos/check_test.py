@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check  # noqa: E402
 
 KEY = "p/.lock"
+RW = "p"  # a read-write lock's key (its tokens name the prefix itself)
 S = 1_000_000_000  # ns
 
 
@@ -23,35 +24,43 @@ class History:
         self.pending = []  # (time, run, epoch, index, key, forced answer or None, record)
 
     def hold(self, run, index, start, end, writes, epoch=0, status=0, signal=None,
-             key=KEY, decide=None):
-        """writes: times (s) of the hold's writes."""
-        token = f"{index}:1:sess-{run}:{key}"
-        self.runs.append({"run": run, "key": key, "status": status,
-                          "stderr": f"Attempting lock acquisition\nLock acquired ({token}), "
-                                    "starting child\n"})
+             key=KEY, decide=None, mode=None):
+        """writes: times (s) of the hold's writes (reads for mode "shared"); mode: None for
+        a plain lock, "shared" or "exclusive" for a read-write lock (key RW)."""
+        if mode is not None and key == KEY:
+            key = RW
+        token = f"{index}:{0 if mode else 1}:sess-{run}:{key}"
+        run_record = {"run": run, "key": key, "status": status,
+                      "stderr": f"Attempting lock acquisition\nLock acquired ({token}), "
+                                "starting child\n"}
+        if mode:
+            run_record["mode"] = mode
+        self.runs.append(run_record)
         self.holds.append({"event": "start", "run": run, "start": start * S, "token": token})
         record = {"event": "end", "run": run, "start": start * S, "end": end * S,
                   "token": token, "epoch": epoch, "writes": []}
         if signal:
             record["signal"] = signal
         self.holds.append(record)
+        op = "read" if mode == "shared" else "write"
         for i, t in enumerate(writes):
             self.pending.append((t, run, epoch, index, key, decide[i] if decide else None,
-                                 record))
+                                 record, op))
         return self
 
     def decide(self):
         highest = {}
-        for t, run, epoch, index, key, forced, record in sorted(self.pending, key=lambda p: p[0]):
+        for t, run, epoch, index, key, forced, record, op in sorted(self.pending,
+                                                                    key=lambda p: p[0]):
             ok = key not in highest or (epoch, index) >= highest[key]
             if forced is not None:
                 ok = forced
-            if ok:
+            if ok and op == "write":
                 highest[key] = max(highest.get(key, (epoch, index)), (epoch, index))
             record["writes"].append({"t0": t * S, "t1": t * S + 1000,
                                      "answer": "OK" if ok else "STALE", "final": False})
             self.fence.append({"t": t * S + 500, "run": run, "key": key, "epoch": epoch,
-                               "index": index, "ok": ok})
+                               "index": index, "ok": ok, "op": op})
         self.pending = []
 
     def gave_up(self, run, message="Timeout during lock acquisition: 'p/.lock' was not free"):
@@ -191,6 +200,85 @@ class CheckTest(unittest.TestCase):
         h.hold("b", 20, 5, 6, [5.1])  # a's write at 9 came after b's: refused
         r = h.check()
         self.assertViolation(r, "overlap:")  # a (until 9) overlaps b, and no pause explains it
+
+
+    # --- read-write locks (conclave lock -shared / -exclusive) ---------------------------
+
+    def test_rw_clean_history_passes(self):
+        # Readers together, then a writer alone, then a reader (in line after the writer:
+        # a higher token) and a second writer. r1 (10) and r2 (11) overlap; r0 (9), in
+        # line before them, noticed late that it holds: it starts after r1 ended, with a
+        # lower token (no grant order between readers), and overlaps r2.
+        h = History().hold("r1", 10, 1, 3, [1.1, 2.5], mode="shared")
+        h.hold("r2", 11, 2, 4, [2.1, 3.5], mode="shared")
+        h.hold("r0", 9, 3.5, 4.2, [3.6], mode="shared")
+        h.hold("w1", 12, 5, 6, [5.1, 5.5], mode="exclusive")
+        h.hold("r3", 13, 7, 8, [7.1], mode="shared")
+        h.hold("w2", 14, 9, 10, [9.1], mode="exclusive")
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.counts["shared_overlaps"], 2)  # r1-r2, r2-r0
+        self.assertEqual(r.counts["reads_ok"], 6)
+        self.assertEqual(r.counts["writes_ok"], 3)
+        self.assertEqual(r.handoffs, 6)
+
+    def test_rw_shared_overlapping_exclusive_is_a_violation(self):
+        # The writer came first (lower token) and still holds when a reader starts.
+        h = History().hold("w", 10, 1, 3, [1.1, 2.9], mode="exclusive")
+        h.hold("r", 11, 2, 4, [2.1], mode="shared")
+        self.assertViolation(h.check(), "overlap:")
+        # The reader came first, a writer starts while it holds.
+        h = History().hold("r", 10, 1, 3, [1.1, 2.9], mode="shared")
+        h.hold("w", 11, 2, 4, [2.1], mode="exclusive")
+        r = h.check()
+        self.assertViolation(r, "overlap:")
+        # r's read at 2.9 came after w's write at 2.1 with a higher token: refused (the
+        # store); had it been accepted, both views of the fence report it.
+        self.assertEqual(r.counts["reads_stale"], 1)
+        h = History().hold("r", 10, 1, 3, [1.1, 2.9], mode="shared", decide=[True, True])
+        h.hold("w", 11, 2, 4, [2.1], mode="exclusive")
+        r = h.check()
+        self.assertViolation(r, "fencing: store accepted a read of r")
+        self.assertViolation(r, "fencing: r (0, 10) got OK after w")
+
+    def test_rw_two_exclusive_overlapping_is_a_violation(self):
+        h = History().hold("w1", 10, 1, 3, [1.1], mode="exclusive")
+        h.hold("w2", 11, 2, 4, [2.1], mode="exclusive")
+        self.assertViolation(h.check(), "overlap:")
+
+    def test_rw_paused_writer_overtaken_by_readers_is_fenced(self):
+        # w is paused from 1.2 to 60; its session expires, readers take the lock at 40 and
+        # a writer after them; w, resumed, writes at 60.1 and is refused.
+        h = History().hold("w", 10, 1, 60.2, [1.1, 60.1], signal="SIGTERM", mode="exclusive")
+        h.pause("w", 1.2, 60)
+        h.hold("r1", 20, 40, 42, [40.1], mode="shared")
+        h.hold("r2", 21, 41, 43, [41.1], mode="shared")
+        h.hold("w2", 22, 50, 51, [50.1], mode="exclusive")
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.counts["overlaps_pause"], 3)
+        self.assertEqual(r.counts["stale_pause"], 1)
+        # Accepted, it is a violation.
+        h = History().hold("w", 10, 1, 60.2, [1.1, 60.1], mode="exclusive",
+                           decide=[True, True]).pause("w", 1.2, 60)
+        h.hold("w2", 22, 50, 51, [50.1], mode="exclusive")
+        self.assertViolation(h.check(), "fencing: store accepted w")
+
+    def test_rw_paused_reader_overtaken_by_a_writer_is_fenced(self):
+        h = History().hold("r", 10, 1, 60.2, [1.1, 60.1], signal="SIGTERM", mode="shared")
+        h.pause("r", 1.2, 60).hold("w", 20, 50, 51, [50.1], mode="exclusive")
+        r = h.check()
+        self.assertClean(r)
+        self.assertEqual(r.counts["stale_read_pause"], 1)
+
+    def test_rw_grant_order(self):
+        # A writer that started after a reader had ended has the lower token.
+        h = History().hold("r", 20, 1, 2, [1.1], mode="shared")
+        h.hold("w", 10, 3, 4, [3.1], mode="exclusive", decide=[True])
+        self.assertViolation(h.check(), "grant order:")
+        h = History().hold("w", 20, 1, 2, [1.1], mode="exclusive")
+        h.hold("r", 10, 3, 4, [3.1], mode="shared", decide=[True])
+        self.assertViolation(h.check(), "grant order:")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ the driver's event loop.
 
     BEGIN <run> <pgid> <token>      -> OK      a hold starts (the driver may pause it)
     WRITE <epoch> <token> <run>     -> OK | STALE
+    READ <epoch> <token> <run>      -> OK | STALE
     END <run>                       -> OK      (closing the connection also ends the hold)
 
 <token> is CONCLAVE_LOCK_TOKEN, "<modify index>:<lock index>:<session>:<key>". A write is
@@ -12,10 +13,17 @@ equal is the same grant writing again, lower is a holder that a newer grant has 
 The epoch counts the dev agent's restarts, which lose its state and restart its indexes
 (see hold.py; -1 when the hold could not tell, always below a known one).
 
+A read is what a `conclave lock -shared` holder does instead (readers of one read-write
+lock hold at once with different tokens, so they cannot write through one fence): it is
+accepted by the same rule, against the highest write, and changes nothing. A writer's
+token is above that of every reader that held before it, so a read refused is a reader
+that a later writer replaced (it lost its grant), and a read accepted below a write is a
+reader that overlapped a later writer.
+
 Every decision is appended to a JSON-lines log with the time it was taken on
 CLOCK_MONOTONIC (time.monotonic_ns, the holders' clock): {"t", "run", "key", "epoch",
-"index", "ok"}. The store is one coroutine per connection in one thread: decisions are
-totally ordered, in the order of the log.
+"index", "ok", "op"} (op "write" or "read"). The store is one coroutine per connection in
+one thread: decisions are totally ordered, in the order of the log.
 """
 import asyncio
 import json
@@ -48,17 +56,19 @@ class FenceStore:
             self._server.close()
         self._log.close()
 
-    def decide(self, epoch, token, run):
+    def decide(self, epoch, token, run, op="write"):
         index, key = parse_token(token)
         mine = (epoch, index)
         ok = key not in self.highest or mine >= self.highest[key]
         if ok:
-            self.highest[key] = mine
+            if op == "write":
+                self.highest[key] = mine
             self.accepted += 1
         else:
             self.stale += 1
         self._log.write(json.dumps({"t": time.monotonic_ns(), "run": run, "key": key,
-                                    "epoch": epoch, "index": index, "ok": ok}) + "\n")
+                                    "epoch": epoch, "index": index, "ok": ok,
+                                    "op": op}) + "\n")
         return ok
 
     async def _serve(self, reader, writer):
@@ -71,8 +81,9 @@ class FenceStore:
                     self.active[run] = int(words[2])
                     self.tokens[run] = words[3] if len(words) > 3 else ""
                     answer = "OK"
-                elif words[0] == "WRITE":
-                    answer = "OK" if self.decide(int(words[1]), words[2], words[3]) else "STALE"
+                elif words[0] in ("WRITE", "READ"):
+                    ok = self.decide(int(words[1]), words[2], words[3], words[0].lower())
+                    answer = "OK" if ok else "STALE"
                 elif words[0] == "END":
                     self.active.pop(words[1], None)
                     self.tokens.pop(words[1], None)

@@ -8,7 +8,8 @@ writes to the fenced store (fence.py) with its grant's token and records what ha
 Environment: CONCLAVE_LOCK_TOKEN (from conclave lock), CHAOS_RUN (this run's id),
 CHAOS_STORE (the store's unix socket), CHAOS_HOLDS (the log), CHAOS_WRITES (how many
 writes, default 3), CHAOS_EPOCH (only on the dev agent: a file "<epoch> <host:port>" the
-driver rewrites before each restart).
+driver rewrites before each restart), CHAOS_OP (WRITE, the default, or READ: a `conclave
+lock -shared` holder reads through the fence instead of writing; see fence.py).
 
 It appends two JSON lines to CHAOS_HOLDS: {"event": "start"} first thing, and {"event":
 "end"} last, with `start` and `end` on CLOCK_MONOTONIC (so [start, end] covers everything
@@ -101,6 +102,7 @@ def main():
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with conclave lock
     env = os.environ
     run, log, token = env["CHAOS_RUN"], env["CHAOS_HOLDS"], env.get("CONCLAVE_LOCK_TOKEN", "")
+    op = env.get("CHAOS_OP", "WRITE")
     record = {"event": "end", "run": run, "start": start, "token": token, "pid": os.getpid(),
               "epoch": None, "writes": []}
     append(log, {"event": "start", "run": run, "start": start, "token": token,
@@ -110,7 +112,7 @@ def main():
         t0 = time.monotonic_ns()
         answer = "?"
         try:
-            answer = store.call(f"WRITE {record['epoch']} {token} {run}")
+            answer = store.call(f"{op} {record['epoch']} {token} {run}")
         finally:
             record["writes"].append({"t0": t0, "t1": time.monotonic_ns(), "answer": answer,
                                      "final": final})
