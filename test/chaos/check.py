@@ -95,7 +95,9 @@ def parse_token(token):
     parts = (token or "").split(":", 3)
     if len(parts) != 4 or not parts[0].isdigit() or not parts[1].isdigit():
         return None
-    return int(parts[0]), parts[2], parts[3]
+    # A read-write grant's token names its contender key, `<prefix>/.rwlock/<session>.<n>`:
+    # its lock is `<prefix>`.
+    return int(parts[0]), parts[2], parts[3].split("/.rwlock/", 1)[0]
 
 
 def assemble_holds(lines, decisions, report):

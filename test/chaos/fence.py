@@ -30,10 +30,16 @@ import json
 import time
 
 
+def lock_key(key):
+    """The lock a token's key names: a read-write grant's token names its contender key,
+    `<prefix>/.rwlock/<session>.<n>`, whose lock is `<prefix>`."""
+    return key.split("/.rwlock/", 1)[0]
+
+
 def parse_token(token):
-    """(modify index, key) of a CONCLAVE_LOCK_TOKEN; the key may contain ':'."""
+    """(modify index, lock key) of a CONCLAVE_LOCK_TOKEN; the key may contain ':'."""
     index, _lock_index, _session, key = token.split(":", 3)
-    return int(index), key
+    return int(index), lock_key(key)
 
 
 class FenceStore:

@@ -40,6 +40,16 @@ public:
     /// `<key>/.rwlock`. Said in words for the diagnostics.
     const std::string& conflict() const noexcept { return conflict_; }
 
+    /// The grant of contender key `k` was released (its key deleted): while the known state
+    /// still shows it, nobody here judges on it until the next read, which the delete wakes
+    /// (the read in flight blocks at an index before it; it is not cut, which would cost its
+    /// connection every release). A state that no longer shows it is already past the delete.
+    void released(const std::string& k) {
+        if (known() && rw_find(contenders_, k))
+            mark_unknown();
+        poke();
+    }
+
     /// Deletes (CAS, in the background, once each) contender keys whose session is gone.
     void prune_dead_contenders();
 

@@ -21,16 +21,18 @@ using detail::rw_mode;
 
 namespace {
 
-// Deletes a held grant's contender key. The hub is not patched but read again: the grants
-// it lets in here learn of the release from that read, whose index is past the delete, so
-// their tokens are above the released grant's (an upgrade's may be above everything written
-// before it, and a delete says no index of its own); and nobody here judges meanwhile on a
-// state that still shows the released grant (an upgrade with a budget of 0 would refuse).
+// Deletes a held grant's contender key. The hub is not patched but waits for its next read:
+// the grants it lets in here learn of the release from that read, whose index is past the
+// delete, so their tokens are above the released grant's (an upgrade's may be above
+// everything written before it, and a delete says no index of its own); and nobody here
+// judges meanwhile on a state that still shows the released grant (an upgrade with a budget
+// of 0 would refuse).
 asio::awaitable<error_code> release_contender(detail::rwlock_state& l, const std::string& key) {
     auto [ec, deleted] =
         co_await detail::call(l.consul, detail::endpoint::kv_delete{key, kv_delete_options{}});
     (void)deleted; // (a key deleted already is released too)
-    l.hub->forget();
+    if (!ec)
+        l.hub->released(key);
     co_return ec;
 }
 
