@@ -42,8 +42,7 @@ struct contenders {
 /// Waits, by short polls with a generous bound (20 s), until `ready()`: for a state the
 /// library reaches on its own (a request in flight, a waiter's query), which no event of the
 /// test marks. False when it never came.
-inline asio::awaitable<bool> eventually(asio::io_context& ioc,
-                                        const std::function<bool()>& ready) {
+inline asio::awaitable<bool> eventually(asio::io_context& ioc, const std::function<bool()>& ready) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds{20};
     while (!ready()) {
         if (std::chrono::steady_clock::now() > end)
