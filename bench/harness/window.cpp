@@ -114,4 +114,42 @@ asio::awaitable<session> start_session(client c, const char* name, const char* w
     co_return co_await start_session(c, cfg, what);        // in a co_await expression)
 }
 
+run_times run_times::plan(const harness& h, std::size_t n) {
+    run_times t;
+    // Time to create the sessions first (a millisecond each, and some more).
+    t.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
+    t.t0 = t.start_ns + std::int64_t(h.opt.duration_s * 1e8);
+    t.t1 = t.t0 + std::int64_t(h.opt.duration_s * 1e9);
+    return t;
+}
+
+void run_with_sessions(harness& h, client& c, const run_times& t, std::vector<session>& sessions,
+                       const char* name, const char* what, const std::string& label,
+                       std::function<std::size_t()> done,
+                       std::function<asio::awaitable<void>(std::size_t)> contender, window& w) {
+    const std::size_t n = sessions.size();
+    std::function<asio::awaitable<void>(std::size_t)> create =
+        [&](std::size_t i) -> asio::awaitable<void> {
+        sessions[i] = co_await start_session(c, name, what);
+    };
+    std::function<asio::awaitable<void>()> contend = [&]() -> asio::awaitable<void> {
+        co_await for_each_bounded(n, 16, create);
+        co_await spawn_all(n, contender);
+    };
+    std::function<asio::awaitable<void>(std::size_t)> destroy =
+        [&](std::size_t i) -> asio::awaitable<void> {
+        co_await sessions[i].async_destroy(asio::as_tuple(asio::use_awaitable));
+    };
+    progress pr(h.ioc, label, double(t.t1 - monotonic_ns()) / 1e9, std::move(done));
+    std::exception_ptr failure;
+    try {
+        run_sync(h.ioc, measure_window(h, c, t.t0, t.t1, w, contend));
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    run_sync(h.ioc, for_each_bounded(n, 16, destroy));
+    if (failure)
+        std::rethrow_exception(failure);
+}
+
 } // namespace conclave::bench

@@ -75,4 +75,21 @@ asio::awaitable<session> start_session(client c, session_config cfg, const char*
 /// The same with bench_session_config(name).
 asio::awaitable<session> start_session(client c, const char* name, const char* what);
 
+/// When a run of N contenders starts and what it measures (CLOCK_MONOTONIC ns): they start
+/// together at start_ns, once their sessions exist, warm up for a tenth of the duration,
+/// and are measured from t0 to t1.
+struct run_times {
+    std::int64_t start_ns = 0, t0 = 0, t1 = 0;
+    static run_times plan(const harness& h, std::size_t n);
+};
+
+/// One run of `sessions.size()` contenders in this process: a session each (start_session
+/// with `name` and `what`), then `contender(i)` for all of them at once, with `w` read at
+/// t0 and t1; the sessions are destroyed after, however the run ends, and its failure is
+/// rethrown then. `label` and `done()` (grants so far) feed the progress line.
+void run_with_sessions(harness& h, client& c, const run_times& t, std::vector<session>& sessions,
+                       const char* name, const char* what, const std::string& label,
+                       std::function<std::size_t()> done,
+                       std::function<asio::awaitable<void>(std::size_t)> contender, window& w);
+
 } // namespace conclave::bench

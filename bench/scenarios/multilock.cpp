@@ -100,40 +100,17 @@ void multilock_run(harness& h, std::size_t k, std::size_t n, bool together) {
     run.hold_us = h.opt.hold_us;
     run.fair = h.opt.fair;
     run.sessions.resize(n);
-    run.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
-    run.t0 = run.start_ns + std::int64_t(h.opt.duration_s * 1e8);
-    run.t1 = run.t0 + std::int64_t(h.opt.duration_s * 1e9);
+    const auto times = run_times::plan(h, n);
+    run.start_ns = times.start_ns;
+    run.t0 = times.t0;
+    run.t1 = times.t1;
     window w;
-    std::function<asio::awaitable<void>(std::size_t)> create =
-        [&](std::size_t i) -> asio::awaitable<void> {
-        run.sessions[i] = co_await start_session(c, "bench-multilock", "multilock");
-    };
-    std::function<asio::awaitable<void>(std::size_t)> contender = [&](std::size_t i) {
-        return multi_contender(c, run, i);
-    };
-    std::function<asio::awaitable<void>()> contend = [&]() -> asio::awaitable<void> {
-        co_await for_each_bounded(n, 16, create);
-        co_await spawn_all(n, contender);
-    };
-    std::function<asio::awaitable<void>(std::size_t)> destroy =
-        [&](std::size_t i) -> asio::awaitable<void> {
-        co_await run.sessions[i].async_destroy(use_tuple);
-    };
-    {
-        progress pr(h.ioc,
-                    std::string("multilock ") + variant(together) + " k=" + std::to_string(k) +
-                        " N=" + std::to_string(n),
-                    double(run.t1 - monotonic_ns()) / 1e9, [&] { return run.grants.size(); });
-        std::exception_ptr failure;
-        try {
-            run_sync(h.ioc, measure_window(h, c, run.t0, run.t1, w, contend));
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        run_sync(h.ioc, for_each_bounded(n, 16, destroy));
-        if (failure)
-            std::rethrow_exception(failure);
-    }
+    run_with_sessions(
+        h, c, times, run.sessions, "bench-multilock", "multilock",
+        std::string("multilock ") + variant(together) + " k=" + std::to_string(k) +
+            " N=" + std::to_string(n),
+        [&] { return run.grants.size(); },
+        [&](std::size_t i) { return multi_contender(c, run, i); }, w);
 
     auto res = analyze(run.grants, n, run.t0, run.t1);
     record r = h.base_record("multilock", "conclave", n);
