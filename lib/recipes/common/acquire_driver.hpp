@@ -9,12 +9,15 @@
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
+#include "recipes/session/session_state.hpp"
 
 #include <conclave/observer.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -78,6 +81,21 @@ inline acquire_outcome ungranted_outcome(bool cancelled, const error_code& ec) {
     return cancelled ? acquire_outcome::cancelled
            : ec      ? acquire_outcome::failed
                      : acquire_outcome::timed_out;
+}
+
+/// async_acquire's result from the acquire loop's: waiting without a deadline ends with a
+/// grant or an error (an empty result, which only a deadline gives, counts as a timeout).
+template <class Grant>
+std::pair<error_code, Grant> waited_result(std::pair<error_code, std::optional<Grant>> r) {
+    if (!r.first && !r.second)
+        r.first = make_error_code(errc::timeout);
+    return {r.first, r.second ? std::move(*r.second) : Grant{}};
+}
+
+/// Throws errc::invalid_argument, saying `what`, for an acquire with an empty session.
+inline void require_session(const std::shared_ptr<session_state>& s, const char* what) {
+    if (!s)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument), what);
 }
 
 } // namespace conclave::detail

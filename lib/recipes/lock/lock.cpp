@@ -425,19 +425,6 @@ asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
     co_return deleted ? error_code{} : make_error_code(errc::conflict);
 }
 
-// async_acquire's result: waiting without a deadline ends with a lease or an error.
-std::pair<error_code, lock_lease> to_acquire_result(acquire_result r) {
-    if (!r.first && !r.second)
-        r.first = make_error_code(errc::timeout); // cannot happen without a deadline
-    return {r.first, r.second ? std::move(*r.second) : lock_lease{}};
-}
-
-void require_session(const std::shared_ptr<session_state>& s) {
-    if (!s)
-        throw boost::system::system_error(make_error_code(errc::invalid_argument),
-                                          "lock acquire with an empty conclave::session");
-}
-
 } // namespace
 
 lock::lock(client& c, std::string key, lock_options opts)
@@ -449,17 +436,17 @@ const std::string& lock::key() const noexcept {
 
 void lock::acquire_impl(state_ptr l, session_ptr s, detail::diagnostics_route* route,
                         asio::any_completion_handler<void(error_code, lock_lease)> h) {
-    require_session(s);
+    detail::require_session(s, "lock acquire with an empty conclave::session");
     auto ex = l->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt, diag), std::move(h),
-                     to_acquire_result);
+                     detail::waited_result<lock_lease>);
 }
 
 void lock::try_acquire_impl(
     state_ptr l, session_ptr s, std::chrono::milliseconds budget, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<lock_lease>)> h) {
-    require_session(s);
+    detail::require_session(s, "lock acquire with an empty conclave::session");
     auto ex = l->consul.get_executor();
     auto deadline = clock::now() + budget;
     auto* diag = detail::diagnostics_route::target(route, nullptr);

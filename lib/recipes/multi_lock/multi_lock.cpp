@@ -256,19 +256,6 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<multi_lock_state> m
     co_return result;
 }
 
-// async_acquire's result: waiting without a deadline ends with a grant or an error.
-std::pair<error_code, multi_lock_lease> to_acquire_result(acquire_result r) {
-    if (!r.first && !r.second)
-        r.first = make_error_code(errc::timeout); // cannot happen without a deadline
-    return {r.first, r.second ? std::move(*r.second) : multi_lock_lease{}};
-}
-
-void require_session(const std::shared_ptr<session_state>& s) {
-    if (!s)
-        throw boost::system::system_error(make_error_code(errc::invalid_argument),
-                                          "multi_lock acquire with an empty conclave::session");
-}
-
 } // namespace
 
 multi_lock::multi_lock(client& c, std::vector<std::string> keys, multi_lock_options opts)
@@ -281,17 +268,17 @@ const std::vector<std::string>& multi_lock::keys() const noexcept {
 
 void multi_lock::acquire_impl(state_ptr m, session_ptr s, detail::diagnostics_route* route,
                               asio::any_completion_handler<void(error_code, multi_lock_lease)> h) {
-    require_session(s);
+    detail::require_session(s, "multi_lock acquire with an empty conclave::session");
     auto ex = m->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(ex, acquire_loop(std::move(m), std::move(s), std::nullopt, diag), std::move(h),
-                     to_acquire_result);
+                     detail::waited_result<multi_lock_lease>);
 }
 
 void multi_lock::try_acquire_impl(
     state_ptr m, session_ptr s, std::chrono::milliseconds budget, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<multi_lock_lease>)> h) {
-    require_session(s);
+    detail::require_session(s, "multi_lock acquire with an empty conclave::session");
     auto ex = m->consul.get_executor();
     auto deadline = clock::now() + budget;
     auto* diag = detail::diagnostics_route::target(route, nullptr);

@@ -247,19 +247,6 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<rwlock_state> l,
     co_return result;
 }
 
-std::pair<error_code, read_write_lease> to_acquire_result(acquire_result r) {
-    if (!r.first && !r.second)
-        r.first = make_error_code(errc::timeout); // cannot happen without a deadline
-    return {r.first, r.second ? std::move(*r.second) : read_write_lease{}};
-}
-
-void require_session(const std::shared_ptr<session_state>& s) {
-    if (!s)
-        throw boost::system::system_error(
-            make_error_code(errc::invalid_argument),
-            "read_write_lock acquire with an empty conclave::session");
-}
-
 std::string checked_key(std::string key) {
     if (key.empty())
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
@@ -279,19 +266,19 @@ const std::string& read_write_lock::key() const noexcept {
 void read_write_lock::acquire_impl(
     state_ptr l, session_ptr s, bool write, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, read_write_lease)> h) {
-    require_session(s);
+    detail::require_session(s, "read_write_lock acquire with an empty conclave::session");
     auto ex = l->consul.get_executor();
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     const auto mode = write ? rw_mode::write : rw_mode::read;
     detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), mode, std::nullopt, diag),
-                     std::move(h), to_acquire_result);
+                     std::move(h), detail::waited_result<read_write_lease>);
 }
 
 void read_write_lock::try_acquire_impl(
     state_ptr l, session_ptr s, bool write, std::chrono::milliseconds budget,
     detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<read_write_lease>)> h) {
-    require_session(s);
+    detail::require_session(s, "read_write_lock acquire with an empty conclave::session");
     auto ex = l->consul.get_executor();
     const auto deadline = clock::now() + budget;
     auto* diag = detail::diagnostics_route::target(route, nullptr);
