@@ -447,27 +447,6 @@ asio::awaitable<error_code> destroy(std::shared_ptr<semaphore_state> sem) {
     co_return deleted ? error_code{} : make_error_code(errc::conflict);
 }
 
-asio::awaitable<std::pair<error_code, permit>>
-acquire(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s, diagnostics* diag) {
-    auto [ec, p] = co_await acquire_loop(std::move(sem), std::move(s), std::nullopt, diag);
-    if (!ec && !p)
-        ec = make_error_code(errc::timeout);
-    co_return std::pair<error_code, permit>{ec, p ? std::move(*p) : permit{}};
-}
-
-asio::awaitable<acquire_result> try_acquire(std::shared_ptr<semaphore_state> sem,
-                                            std::shared_ptr<session_state> s,
-                                            clock::time_point deadline, diagnostics* diag) {
-    co_return co_await acquire_loop(std::move(sem), std::move(s), deadline, diag);
-}
-
-template <class State>
-const std::shared_ptr<State>& require(const std::shared_ptr<State>& s, const char* what) {
-    if (!s)
-        throw boost::system::system_error(make_error_code(errc::invalid_argument), what);
-    return s;
-}
-
 } // namespace
 
 semaphore::semaphore(client& c, std::string prefix, std::uint32_t limit, semaphore_options opts)
@@ -486,21 +465,22 @@ std::uint32_t semaphore::limit() const noexcept {
 
 void semaphore::acquire_impl(state_ptr sem, session_ptr s, detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
-    require(s, "semaphore acquire with an empty conclave::session");
+    detail::require_session(s, "semaphore acquire with an empty conclave::session");
     auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
     auto ex = sem->consul.get_executor();
-    detail::spawn_op(ex, acquire(std::move(sem), std::move(s), diag), std::move(h));
+    detail::spawn_op(ex, acquire_loop(std::move(sem), std::move(s), std::nullopt, diag),
+                     std::move(h), detail::waited_result<permit>);
 }
 
 void semaphore::try_acquire_impl(
     state_ptr sem, session_ptr s, std::chrono::milliseconds budget,
     detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<permit>)> h) {
-    require(s, "semaphore acquire with an empty conclave::session");
+    detail::require_session(s, "semaphore acquire with an empty conclave::session");
     const auto deadline = clock::now() + budget;
     auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
     auto ex = sem->consul.get_executor();
-    detail::spawn_op(ex, try_acquire(std::move(sem), std::move(s), deadline, diag), std::move(h));
+    detail::spawn_op(ex, acquire_loop(std::move(sem), std::move(s), deadline, diag), std::move(h));
 }
 
 void semaphore::destroy_impl(state_ptr sem, asio::any_completion_handler<void(error_code)> h) {
