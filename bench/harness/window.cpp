@@ -114,6 +114,14 @@ asio::awaitable<session> start_session(client c, const char* name, const char* w
     co_return co_await start_session(c, cfg, what);        // in a co_await expression)
 }
 
+void report_writes_per_grant(record& r, const std::optional<agent_counters>& d,
+                             std::size_t grants) {
+    r.erase("acquire_attempts_per_handoff");
+    r.erase("handoffs");
+    if (d && grants)
+        r.set("kv_writes_per_op", double(d->kv_writes()) / double(grants));
+}
+
 run_times run_times::plan(const harness& h, std::size_t n) {
     run_times t;
     // Time to create the sessions first (a millisecond each, and some more).

@@ -52,6 +52,12 @@ asio::awaitable<void> measure_window(client c, std::int64_t t0, std::int64_t t1,
 /// set_client_requests); returns the agent's counters over the window.
 std::optional<agent_counters> fill_contention(record& r, contention_result& res, const window& w);
 
+/// For a recipe whose grants take several writes by design (a semaphore's permit, a
+/// multi-lock, a read-write lock) and have no single "previous holder": drops the handoff
+/// fields fill_contention set, and reports the agent's KV writes per grant instead (when it
+/// counts them).
+void report_writes_per_grant(record& r, const std::optional<agent_counters>& d, std::size_t grants);
+
 /// Appends the samples to `r.latencies_us` (µs, sorted, for the plots) and returns their
 /// percentiles.
 summary add_latencies(record& r, std::vector<std::chrono::nanoseconds>& samples);

@@ -126,10 +126,7 @@ void multilock_run(harness& h, std::size_t k, std::size_t n, bool together) {
     }
     // Both ways take several writes per grant (k locks, or one transaction of 2k
     // operations): report writes per grant rather than "acquire attempts".
-    r.erase("acquire_attempts_per_handoff");
-    r.erase("handoffs");
-    if (d && res.grants)
-        r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
+    report_writes_per_grant(r, d, res.grants);
     r.latencies_us.clear();
     const auto waits = add_latencies(r, res.waits);
     r.set("latency", std::string("acquire"));

@@ -213,13 +213,10 @@ void rwlock_run(harness& h, const part_spec& part, bool rw) {
     const auto d = fill_contention(r, all, w);
     // Readers hold together: "the previous holder" means nothing here, and a grant's writes
     // differ by kind. Report writes per grant rather than handoffs and acquire attempts.
-    r.erase("handoffs");
-    r.erase("acquire_attempts_per_handoff");
+    report_writes_per_grant(r, d, all.grants);
     r.erase("wait_p50_us");
     r.erase("wait_p99_us");
     r.set("grants_per_s", all.ops_per_s);
-    if (d && all.grants)
-        r.set("kv_writes_per_op", double(d->kv_writes()) / double(all.grants));
     // The read rate is the headline; CPU and requests above are per grant of either kind.
     r.set("ops", double(reads.grants));
     r.set("ops_per_s", reads.ops_per_s);

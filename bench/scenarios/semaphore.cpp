@@ -66,10 +66,7 @@ void semaphore_run(harness& h, std::size_t n) {
     const auto d = fill_contention(r, res, w);
     // A permit takes several writes by design (contender key, CAS on .lock, release
     // CAS, key delete): report writes per permit rather than "acquire attempts".
-    r.erase("acquire_attempts_per_handoff");
-    r.erase("handoffs");
-    if (d && res.grants)
-        r.set("kv_writes_per_op", double(d->kv_writes()) / double(res.grants));
+    report_writes_per_grant(r, d, res.grants);
     // With L holders at once there is no single "previous holder": the latency that
     // means something is the wait for a permit.
     r.latencies_us.clear();
