@@ -54,11 +54,9 @@ struct session_event {
 
 /// How an elector campaigns and what it publishes while leading. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct elector_options {
+struct elector_options : acquire_options<elector_options> {
     elector_options() = default;
 
-    /// Published in the key while this process leads (Go: LockOptions.Value).
-    std::string value;
     /// Release the key when async_run ends by cancellation (after the leader task has
     /// returned), so the next leader takes over at once instead of after the session
     /// expires. False: keep it until the session ends.
@@ -66,12 +64,6 @@ struct elector_options {
     /// After async_resign, how long async_run stays out of the race when no other
     /// candidate takes the lead (it campaigns again at once when one does).
     std::chrono::milliseconds resign_holdoff{5000};
-    /// Blocking wait while campaigning (see lock_options::wait).
-    std::chrono::milliseconds wait{15000};
-    /// Consecutive failed reads of the key tolerated while leading before the term counts
-    /// as lost, and the pause after each (see lock_options::monitor_retries).
-    unsigned monitor_retries = 3;
-    std::chrono::milliseconds monitor_retry_wait{1000};
     /// The value of the candidate that should lead when it runs (for example the node a
     /// deploy makes leader). When set, candidates queue in fair mode (lock_options::fair), and a
     /// leader that sees the preferred candidate waiting ends its term like a resign and hands
@@ -84,34 +76,13 @@ struct elector_options {
     /// Empty: nothing is reported.
     std::function<void(const session_event&)> on_session;
 
-    elector_options& with_value(std::string v) {
-        value = std::move(v);
-        return *this;
-    }
-    elector_options& with_release_on_stop(bool v) {
-        release_on_stop = v;
-        return *this;
-    }
+    elector_options& with_release_on_stop(bool v) { return set(release_on_stop, v); }
     elector_options& with_resign_holdoff(std::chrono::milliseconds v) {
-        resign_holdoff = v;
-        return *this;
+        return set(resign_holdoff, v);
     }
-    elector_options& with_preferred(std::string v) {
-        preferred = std::move(v);
-        return *this;
-    }
-    elector_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
+    elector_options& with_preferred(std::string v) { return set(preferred, std::move(v)); }
     elector_options& with_on_session(std::function<void(const session_event&)> f) {
         on_session = std::move(f);
-        return *this;
-    }
-    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
-    elector_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
-        monitor_retries = n;
-        monitor_retry_wait = every;
         return *this;
     }
 };

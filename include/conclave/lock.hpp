@@ -3,6 +3,7 @@
 /// Mutual exclusion across processes and hosts, with Consul's Go api.Lock layout: class lock.
 #pragma once
 
+#include <conclave/acquire_options.hpp>
 #include <conclave/detail/export.hpp>
 #include <conclave/grant.hpp>
 #include <conclave/session.hpp>
@@ -23,23 +24,12 @@ struct lease_factory;
 
 /// How a lock waits, watches a held key and serves its waiters. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct lock_options {
+struct lock_options : acquire_options<lock_options> {
     lock_options() = default;
 
-    /// Stored in the key while held and kept on release (Go: LockOptions.Value).
-    std::string value;
-    /// Longest blocking query while waiting (Consul adds up to 1/16 of jitter).
-    std::chrono::milliseconds wait{15000};
-    /// Consecutive failed reads tolerated while watching a held lock before it counts as
-    /// lost (`consul lock -monitor-retry`). The session's local deadline bounds it anyway.
-    unsigned monitor_retries = 3;
-    /// Pause after a failed read before the next one (Go: LockOptions.MonitorRetryTime).
-    std::chrono::milliseconds monitor_retry_wait{1000};
     /// Bound of one wait after an acquire was refused by the key's lock-delay (the
     /// remaining delay is unknown to clients: waits double from 25 ms up to this).
     std::chrono::milliseconds max_lock_delay_wait{1000};
-    /// Bound on the release sent when an acquire is cancelled.
-    std::chrono::milliseconds cleanup_timeout{2000};
     /// Fair mode: waiters in every process are served in arrival order. Each waiter writes
     /// a contender key `<key>/.queue/<session>.<n>` (held by its session) and tries only
     /// when its key is the oldest live one (smallest CreateIndex). Costs one more write per
@@ -67,39 +57,12 @@ struct lock_options {
     /// only to code on one logical thread of work.
     bool reentrant = false;
 
-    lock_options& with_value(std::string v) {
-        value = std::move(v);
-        return *this;
-    }
-    lock_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
-    lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
-        monitor_retries = n;
-        monitor_retry_wait = every;
-        return *this;
-    }
-    lock_options& with_fair(bool v = true) {
-        fair = v;
-        return *this;
-    }
-    lock_options& with_preferred(std::string v) {
-        preferred = std::move(v);
-        return *this;
-    }
-    lock_options& with_local_turn(unsigned grants) {
-        local_turn = grants;
-        return *this;
-    }
-    lock_options& with_reentrant(bool v = true) {
-        reentrant = v;
-        return *this;
-    }
+    lock_options& with_fair(bool v = true) { return set(fair, v); }
+    lock_options& with_preferred(std::string v) { return set(preferred, std::move(v)); }
+    lock_options& with_local_turn(unsigned grants) { return set(local_turn, grants); }
+    lock_options& with_reentrant(bool v = true) { return set(reentrant, v); }
     lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {
-        max_lock_delay_wait = v;
-        return *this;
+        return set(max_lock_delay_wait, v);
     }
 };
 

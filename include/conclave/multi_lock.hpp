@@ -3,6 +3,7 @@
 /// Several locks taken together or not at all, each an api.Lock key: class multi_lock.
 #pragma once
 
+#include <conclave/acquire_options.hpp>
 #include <conclave/detail/export.hpp>
 #include <conclave/grant.hpp>
 #include <conclave/session.hpp>
@@ -23,45 +24,14 @@ struct multi_lease_factory;
 
 /// How a multi_lock waits and watches its keys. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct multi_lock_options {
+struct multi_lock_options : acquire_options<multi_lock_options> {
     multi_lock_options() = default;
 
-    /// Stored in every key while held and kept on release, as lock_options::value.
-    std::string value;
-    /// Longest blocking query on each key while waiting.
-    std::chrono::milliseconds wait{15000};
-    /// Consecutive failed reads of a key tolerated while the keys are held before they
-    /// count as lost. The session's local deadline bounds it anyway.
-    unsigned monitor_retries = 3;
-    /// Pause after a failed read before the next one.
-    std::chrono::milliseconds monitor_retry_wait{1000};
     /// Bound of one wait after an acquire was refused by a key's lock-delay.
     std::chrono::milliseconds max_lock_delay_wait{1000};
-    /// Bound on the release sent when an acquire ends without the keys (cancelled, failed)
-    /// after a transaction whose outcome it could not learn.
-    std::chrono::milliseconds cleanup_timeout{2000};
 
-    multi_lock_options& with_value(std::string v) {
-        value = std::move(v);
-        return *this;
-    }
-    multi_lock_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
-    multi_lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
-        monitor_retries = n;
-        monitor_retry_wait = every;
-        return *this;
-    }
     multi_lock_options& with_max_lock_delay_wait(std::chrono::milliseconds v) {
-        max_lock_delay_wait = v;
-        return *this;
-    }
-    multi_lock_options& with_cleanup_timeout(std::chrono::milliseconds v) {
-        cleanup_timeout = v;
-        return *this;
+        return set(max_lock_delay_wait, v);
     }
 };
 

@@ -3,6 +3,7 @@
 /// Many readers or one writer across processes and hosts: class read_write_lock.
 #pragma once
 
+#include <conclave/acquire_options.hpp>
 #include <conclave/detail/export.hpp>
 #include <conclave/grant.hpp>
 #include <conclave/session.hpp>
@@ -21,39 +22,8 @@ struct rw_lease_factory;
 
 /// How a read_write_lock waits and watches a held grant. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct read_write_lock_options {
+struct read_write_lock_options : acquire_options<read_write_lock_options> {
     read_write_lock_options() = default;
-
-    /// Stored in the holder's contender key (who holds it, for people and tools).
-    std::string value;
-    /// Longest blocking query while waiting.
-    std::chrono::milliseconds wait{15000};
-    /// Consecutive failed reads tolerated while watching a held grant before it counts as
-    /// lost. The session's local deadline bounds it anyway.
-    unsigned monitor_retries = 3;
-    /// Pause after a failed read before the next one.
-    std::chrono::milliseconds monitor_retry_wait{1000};
-    /// Bound on the delete of the contender key when an acquire ends without the grant.
-    std::chrono::milliseconds cleanup_timeout{2000};
-
-    read_write_lock_options& with_value(std::string v) {
-        value = std::move(v);
-        return *this;
-    }
-    read_write_lock_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
-    read_write_lock_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
-        monitor_retries = n;
-        monitor_retry_wait = every;
-        return *this;
-    }
-    read_write_lock_options& with_cleanup_timeout(std::chrono::milliseconds v) {
-        cleanup_timeout = v;
-        return *this;
-    }
 };
 
 /// A held read or write grant of a read_write_lock (conclave/grant.hpp). Its token's key is

@@ -24,20 +24,9 @@ struct permit_factory;
 
 /// How a semaphore waits for a slot and watches a held permit. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct semaphore_options {
+struct semaphore_options : acquire_options<semaphore_options> {
     semaphore_options() = default;
 
-    /// Stored in this process's contender key (Go: SemaphoreOptions.Value).
-    std::string value;
-    /// Longest blocking query while waiting for a slot.
-    std::chrono::milliseconds wait{15000};
-    /// Consecutive failed reads tolerated while watching a held permit.
-    unsigned monitor_retries = 3;
-    /// Pause after a failed read before the next one (Go: SemaphoreOptions.MonitorRetryTime).
-    std::chrono::milliseconds monitor_retry_wait{1000};
-    /// Bound on the cleanup (contender key delete, holder removal) when an acquire fails or
-    /// is cancelled.
-    std::chrono::milliseconds cleanup_timeout{2000};
     /// Filled with what a failed acquire or status read says (Consul's text; "semaphore
     /// limit conflict (lock: X, local: Y)") when not null, for tokens other than
     /// with_diagnostics, which carries it in the conclave::error it throws. Shared by every
@@ -49,28 +38,8 @@ struct semaphore_options {
     /// it, that acquire waits for the permit to end (one slot per session).
     bool reentrant = false;
 
-    semaphore_options& with_value(std::string v) {
-        value = std::move(v);
-        return *this;
-    }
-    semaphore_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    /// Sets monitor_retries to `n` and monitor_retry_wait to `every`.
-    semaphore_options& with_monitor_retries(unsigned n, std::chrono::milliseconds every) {
-        monitor_retries = n;
-        monitor_retry_wait = every;
-        return *this;
-    }
-    semaphore_options& with_reentrant(bool v = true) {
-        reentrant = v;
-        return *this;
-    }
-    semaphore_options& with_diag(diagnostics* v) {
-        diag = v;
-        return *this;
-    }
+    semaphore_options& with_reentrant(bool v = true) { return set(reentrant, v); }
+    semaphore_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
 /// One slot of a semaphore: a grant (conclave/grant.hpp) whose token has key

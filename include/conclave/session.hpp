@@ -6,6 +6,7 @@
 #include <conclave/client.hpp>
 #include <conclave/detail/export.hpp>
 #include <conclave/detail/initiate.hpp>
+#include <conclave/detail/options_base.hpp>
 
 #include <chrono>
 #include <memory>
@@ -21,7 +22,7 @@ struct session_state;
 
 /// How a recipe session is created and kept. Not an aggregate (see conclave/consul/request.hpp):
 /// set fields with the with_* calls.
-struct session_config {
+struct session_config : detail::options_base<session_config> {
     session_config() = default;
 
     /// The session's name in Consul (what session lists show).
@@ -41,29 +42,15 @@ struct session_config {
     /// released (see session::async_run).
     std::chrono::milliseconds destroy_timeout{2000};
 
-    session_config& with_name(std::string v) {
-        name = std::move(v);
-        return *this;
-    }
-    session_config& with_ttl(std::chrono::milliseconds v) {
-        ttl = v;
-        return *this;
-    }
-    session_config& with_lock_delay(std::chrono::milliseconds v) {
-        lock_delay = v;
-        return *this;
-    }
-    session_config& with_behavior(session_behavior v) {
-        behavior = v;
-        return *this;
-    }
+    session_config& with_name(std::string v) { return set(name, std::move(v)); }
+    session_config& with_ttl(std::chrono::milliseconds v) { return set(ttl, v); }
+    session_config& with_lock_delay(std::chrono::milliseconds v) { return set(lock_delay, v); }
+    session_config& with_behavior(session_behavior v) { return set(behavior, v); }
     session_config& with_node_checks(std::vector<std::string> v) {
-        node_checks = std::move(v);
-        return *this;
+        return set(node_checks, std::move(v));
     }
     session_config& with_destroy_timeout(std::chrono::milliseconds v) {
-        destroy_timeout = v;
-        return *this;
+        return set(destroy_timeout, v);
     }
 };
 

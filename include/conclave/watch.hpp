@@ -5,6 +5,7 @@
 
 #include <conclave/client.hpp>
 #include <conclave/detail/export.hpp>
+#include <conclave/detail/options_base.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -50,7 +51,7 @@ private:
 
 /// How a watch queries Consul. Not an aggregate (see conclave/consul/request.hpp): set fields with
 /// with_*.
-struct watch_options {
+struct watch_options : detail::options_base<watch_options> {
     watch_options() = default;
 
     /// Blocking wait of each query (Consul caps it at 10 min and adds up to wait/16).
@@ -67,34 +68,13 @@ struct watch_options {
     std::string datacenter;                       ///< ?dc= (empty: the client's default)
     diagnostics* diag = nullptr;                  ///< Consul's text of the last failed query
 
-    watch_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    watch_options& with_mode(consistency v) {
-        mode = v;
-        return *this;
-    }
-    watch_options& with_min_interval(std::chrono::milliseconds v) {
-        min_interval = v;
-        return *this;
-    }
-    watch_options& with_backoff(std::chrono::milliseconds v) {
-        backoff = v;
-        return *this;
-    }
-    watch_options& with_max_backoff(std::chrono::milliseconds v) {
-        max_backoff = v;
-        return *this;
-    }
-    watch_options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return *this;
-    }
-    watch_options& with_diag(diagnostics* v) {
-        diag = v;
-        return *this;
-    }
+    watch_options& with_wait(std::chrono::milliseconds v) { return set(wait, v); }
+    watch_options& with_mode(consistency v) { return set(mode, v); }
+    watch_options& with_min_interval(std::chrono::milliseconds v) { return set(min_interval, v); }
+    watch_options& with_backoff(std::chrono::milliseconds v) { return set(backoff, v); }
+    watch_options& with_max_backoff(std::chrono::milliseconds v) { return set(max_backoff, v); }
+    watch_options& with_datacenter(std::string v) { return set(datacenter, std::move(v)); }
+    watch_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
 /// The state a watch reported.

@@ -59,20 +59,14 @@ struct kv_keys_result {
 
 /// Options of client::async_kv_keys. Not an aggregate (see conclave/consul/request.hpp):
 /// set fields with the with_* calls.
-struct kv_keys_options {
+struct kv_keys_options : detail::options_base<kv_keys_options> {
     kv_keys_options() = default;
 
     query_options query;   ///< index, wait, consistency, datacenter, diagnostics
     std::string separator; ///< collapse keys at the first separator after the prefix
 
-    kv_keys_options& with_query(query_options v) {
-        query = std::move(v);
-        return *this;
-    }
-    kv_keys_options& with_separator(std::string v) {
-        separator = std::move(v);
-        return *this;
-    }
+    kv_keys_options& with_query(query_options v) { return set(query, std::move(v)); }
+    kv_keys_options& with_separator(std::string v) { return set(separator, std::move(v)); }
 };
 
 /// A KV write. At most one of cas, acquire, release may be set.
@@ -88,26 +82,11 @@ struct kv_put_options : request_options<kv_put_options> {
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
 
-    kv_put_options& with_flags(std::uint64_t v) {
-        flags = v;
-        return *this;
-    }
-    kv_put_options& with_cas(std::uint64_t v) {
-        cas = v;
-        return *this;
-    }
-    kv_put_options& with_acquire(std::string session) {
-        acquire = std::move(session);
-        return *this;
-    }
-    kv_put_options& with_release(std::string session) {
-        release = std::move(session);
-        return *this;
-    }
-    kv_put_options& with_timeout(std::chrono::milliseconds v) {
-        timeout = v;
-        return *this;
-    }
+    kv_put_options& with_flags(std::uint64_t v) { return set(flags, v); }
+    kv_put_options& with_cas(std::uint64_t v) { return set(cas, v); }
+    kv_put_options& with_acquire(std::string session) { return set(acquire, std::move(session)); }
+    kv_put_options& with_release(std::string session) { return set(release, std::move(session)); }
+    kv_put_options& with_timeout(std::chrono::milliseconds v) { return set(timeout, v); }
 };
 
 /// A KV delete. Consul refuses recurse and cas together (errc::bad_request).
@@ -120,18 +99,9 @@ struct kv_delete_options : request_options<kv_delete_options> {
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
 
-    kv_delete_options& with_recurse(bool v = true) {
-        recurse = v;
-        return *this;
-    }
-    kv_delete_options& with_cas(std::uint64_t v) {
-        cas = v;
-        return *this;
-    }
-    kv_delete_options& with_timeout(std::chrono::milliseconds v) {
-        timeout = v;
-        return *this;
-    }
+    kv_delete_options& with_recurse(bool v = true) { return set(recurse, v); }
+    kv_delete_options& with_cas(std::uint64_t v) { return set(cas, v); }
+    kv_delete_options& with_timeout(std::chrono::milliseconds v) { return set(timeout, v); }
 };
 
 } // namespace conclave

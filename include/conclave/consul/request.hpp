@@ -12,6 +12,7 @@
 /// of its name and returns the object, so that calls chain.
 #pragma once
 
+#include <conclave/detail/options_base.hpp>
 #include <conclave/error.hpp>
 
 #include <chrono>
@@ -31,7 +32,7 @@ enum class consistency {
 /// What the options of every request share: where it goes, and where its failure is
 /// described. `Options` is the options type built on it, which each `with_*` call returns.
 template <class Options>
-struct request_options {
+struct request_options : detail::options_base<Options> {
     std::string datacenter; ///< ?dc= (empty: the client's default)
     /// Consul Enterprise ?ns= (empty: client_config::namespace_name).
     std::string namespace_name;
@@ -39,25 +40,10 @@ struct request_options {
     std::string partition;
     diagnostics* diag = nullptr; ///< filled on error when not null
 
-    Options& with_datacenter(std::string v) {
-        datacenter = std::move(v);
-        return self();
-    }
-    Options& with_namespace(std::string v) {
-        namespace_name = std::move(v);
-        return self();
-    }
-    Options& with_partition(std::string v) {
-        partition = std::move(v);
-        return self();
-    }
-    Options& with_diag(diagnostics* v) {
-        diag = v;
-        return self();
-    }
-
-private:
-    Options& self() { return static_cast<Options&>(*this); }
+    Options& with_datacenter(std::string v) { return this->set(datacenter, std::move(v)); }
+    Options& with_namespace(std::string v) { return this->set(namespace_name, std::move(v)); }
+    Options& with_partition(std::string v) { return this->set(partition, std::move(v)); }
+    Options& with_diag(diagnostics* v) { return this->set(diag, v); }
 };
 
 /// Options of every read. A blocking read is one with index > 0.
@@ -68,18 +54,9 @@ struct query_options : request_options<query_options> {
     std::chrono::milliseconds wait{0};            ///< blocking wait (0: Consul's default, 5 min)
     consistency mode = consistency::default_mode; ///< consistency mode
 
-    query_options& with_index(std::uint64_t v) {
-        index = v;
-        return *this;
-    }
-    query_options& with_wait(std::chrono::milliseconds v) {
-        wait = v;
-        return *this;
-    }
-    query_options& with_mode(consistency v) {
-        mode = v;
-        return *this;
-    }
+    query_options& with_index(std::uint64_t v) { return set(index, v); }
+    query_options& with_wait(std::chrono::milliseconds v) { return set(wait, v); }
+    query_options& with_mode(consistency v) { return set(mode, v); }
 
     /// A blocking read: return when the index passes `after`, or after `wait`.
     static query_options blocking(std::uint64_t after, std::chrono::milliseconds wait) {
@@ -95,10 +72,7 @@ struct write_options : request_options<write_options> {
     /// client's request_timeout; it then fails with errc::timeout. 0: request_timeout.
     std::chrono::milliseconds timeout{0};
 
-    write_options& with_timeout(std::chrono::milliseconds v) {
-        timeout = v;
-        return *this;
-    }
+    write_options& with_timeout(std::chrono::milliseconds v) { return set(timeout, v); }
 };
 
 /// What Consul says about the state a read saw (X-Consul-* headers).

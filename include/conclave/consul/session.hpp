@@ -44,29 +44,13 @@ struct session_options : request_options<session_options> {
     std::optional<std::vector<std::string>> node_checks;
     std::vector<service_check> service_checks; ///< service checks (empty: none)
 
-    session_options& with_name(std::string v) {
-        name = std::move(v);
-        return *this;
-    }
-    session_options& with_node(std::string v) {
-        node = std::move(v);
-        return *this;
-    }
-    session_options& with_ttl(std::chrono::milliseconds v) {
-        ttl = v;
-        return *this;
-    }
-    session_options& with_lock_delay(std::chrono::milliseconds v) {
-        lock_delay = v;
-        return *this;
-    }
-    session_options& with_behavior(session_behavior v) {
-        behavior = v;
-        return *this;
-    }
+    session_options& with_name(std::string v) { return set(name, std::move(v)); }
+    session_options& with_node(std::string v) { return set(node, std::move(v)); }
+    session_options& with_ttl(std::chrono::milliseconds v) { return set(ttl, v); }
+    session_options& with_lock_delay(std::chrono::milliseconds v) { return set(lock_delay, v); }
+    session_options& with_behavior(session_behavior v) { return set(behavior, v); }
     session_options& with_node_checks(std::vector<std::string> v) {
-        node_checks = std::move(v);
-        return *this;
+        return set(node_checks, std::move(v));
     }
     /// No node checks: the session is bound to nothing but its TTL (or explicit destroy).
     session_options& without_node_checks() {
@@ -74,8 +58,7 @@ struct session_options : request_options<session_options> {
         return *this;
     }
     session_options& with_service_checks(std::vector<service_check> v) {
-        service_checks = std::move(v);
-        return *this;
+        return set(service_checks, std::move(v));
     }
 };
 

@@ -99,10 +99,7 @@ struct txn_options : request_options<txn_options> {
 
     consistency mode = consistency::default_mode; ///< read-only transactions only
 
-    txn_options& with_mode(consistency v) {
-        mode = v;
-        return *this;
-    }
+    txn_options& with_mode(consistency v) { return set(mode, v); }
 };
 
 } // namespace conclave

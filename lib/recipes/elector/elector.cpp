@@ -34,6 +34,7 @@ struct elector_state {
                     .with_value(opts.value)
                     .with_wait(opts.wait)
                     .with_monitor_retries(opts.monitor_retries, opts.monitor_retry_wait)
+                    .with_cleanup_timeout(opts.cleanup_timeout)
                     .with_fair(!opts.preferred.empty())
                     .with_preferred(opts.preferred)) {}
 
