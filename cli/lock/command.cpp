@@ -6,6 +6,7 @@
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/lock/mode.hpp"
 #include "cli/lock/run.hpp"
 #include "cli/run.hpp"
 
@@ -124,15 +125,9 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
-    if (shared && exclusive) {
-        std::fputs("-shared and -exclusive cannot be combined: a holder reads or writes\n", stderr);
-        return exit_code::error;
-    }
-    if ((shared || exclusive) && limit != 1) {
-        std::fprintf(stderr,
-                     "-n=%lld cannot be combined with -%s: a read-write lock has no "
-                     "holder limit\n",
-                     static_cast<long long>(limit), shared ? "shared" : "exclusive");
+    const auto mode = choose_lock_mode(shared, exclusive, limit);
+    if (!mode.error.empty()) {
+        std::fputs(mode.error.c_str(), stderr);
         return exit_code::error;
     }
     if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)))
@@ -149,7 +144,7 @@ int lock_command(args a) {
     }
     cfg.command.assign(rest.begin() + 1, rest.end());
     cfg.limit = static_cast<unsigned>(limit);
-    cfg.mode = shared ? lock_mode::shared : exclusive ? lock_mode::exclusive : lock_mode::plain;
+    cfg.mode = mode.mode;
     cfg.timeout = timeout;
     cfg.monitor_retries = static_cast<unsigned>(monitor_retry);
     held.store(cfg);

@@ -5,6 +5,7 @@
 #include "consul/endpoints/agent.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/lock/lock_release.hpp"
+#include "recipes/multi_lock/multi_lock_ops.hpp"
 #include "recipes/multi_lock/multi_lock_release.hpp"
 #include "recipes/multi_lock/multi_lock_state.hpp"
 
@@ -18,25 +19,11 @@ using detail::multi_lock_state;
 
 namespace detail {
 
-namespace {
-
-// Whether a live grant of this process other than `self` holds the key of `hub` (a lock's
-// lease, another multi-lock's grant, with the same session): not ours to unlock.
-bool held_by_another_grant(const key_hub& hub, const grant_state* self) {
-    const auto holder = hub.local_holder.lock();
-    return holder && holder.get() != self && !holder->released && !holder->lost;
-}
-
-} // namespace
-
 asio::awaitable<std::pair<error_code, bool>> release_keys(multi_lock_state& m,
                                                           const std::string& session,
                                                           const grant_state* self,
                                                           clock::time_point until) {
-    std::vector<txn_op> ops;
-    for (const auto& hub : m.hubs)
-        if (!held_by_another_grant(*hub, self))
-            ops.push_back(txn_op::unlock(hub->key, session, m.opts.value, lock_flag_value));
+    std::vector<txn_op> ops = release_ops(m, session, self);
     const bool all = ops.size() == m.hubs.size();
     if (ops.empty())
         co_return std::pair{error_code{}, false};
@@ -135,33 +122,19 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<m
                                                                std::vector<txn_op> ops) {
     using result = std::pair<error_code, txn_result>;
     const auto& keys = L->lock->keys;
-    if (ops.size() + keys.size() > 64)
+    if (ops.size() + keys.size() > detail::max_txn_ops)
         co_return result{make_error_code(errc::invalid_argument), txn_result{}};
     if (L->lost || L->released)
         co_return result{make_error_code(errc::lock_lost), txn_result{}};
-    std::vector<txn_op> checks;
-    for (const auto& key : keys)
-        checks.push_back(txn_op::check_session(key, L->token.session));
-    ops.insert(ops.begin(), std::make_move_iterator(checks.begin()),
-               std::make_move_iterator(checks.end()));
+    (void)detail::guard_ops(keys, L->token.session, ops); // (fits: checked above)
     auto [ec, t] =
         co_await detail::call(L->lock->consul, detail::endpoint::txn{std::move(ops), {}});
     if (ec)
         co_return result{ec, txn_result{}};
-    const std::size_t n = keys.size();
-    if (!t.committed) {
-        const bool guard_failed = std::any_of(t.errors.begin(), t.errors.end(),
-                                              [n](const txn_error& e) { return e.op_index < n; });
-        if (guard_failed) {
-            L->mark_lost(make_error_code(errc::lock_lost));
-            co_return result{make_error_code(errc::lock_lost), std::move(t)};
-        }
-        for (auto& e : t.errors)
-            e.op_index -= n; // report positions in the caller's ops
-    } else {
-        // The checks' own entries come first.
-        t.results.erase(t.results.begin(),
-                        t.results.begin() + std::min<std::size_t>(keys.size(), t.results.size()));
+    // The checks' own entries come first; errors are reported at the caller's positions.
+    if (!detail::unguard_result(keys.size(), t)) {
+        L->mark_lost(make_error_code(errc::lock_lost));
+        co_return result{make_error_code(errc::lock_lost), std::move(t)};
     }
     co_return result{error_code{}, std::move(t)};
 }

@@ -9,6 +9,7 @@
 #include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/multi_lock/multi_lock_line.hpp"
+#include "recipes/multi_lock/multi_lock_ops.hpp"
 #include "recipes/multi_lock/multi_lock_release.hpp"
 #include "recipes/multi_lock/multi_lock_state.hpp"
 
@@ -150,15 +151,7 @@ asio::awaitable<void> wait_for_change(const multi_lock_state& m,
 asio::awaitable<std::optional<detail::attempt_outcome>>
 attempt(const std::shared_ptr<multi_lock_state>& m, const std::shared_ptr<session_state>& s,
         deadline_t deadline, acquire_result& result) {
-    std::vector<txn_op> ops;
-    ops.reserve(2 * m->keys.size());
-    for (const auto& hub : m->hubs) {
-        if (hub->entry())
-            ops.push_back(txn_op::check_index(hub->key, hub->entry()->modify_index));
-        else
-            ops.push_back(txn_op::check_not_exists(hub->key));
-        ops.push_back(txn_op::lock(hub->key, s->id, m->opts.value, lock_flag_value));
-    }
+    std::vector<txn_op> ops = detail::attempt_ops(*m, s->id);
     std::deque<detail::attempt_scope> in_flight; // (a deque: scopes stay where they are made)
     for (auto& hub : m->hubs)
         in_flight.emplace_back(*hub);
@@ -171,12 +164,7 @@ attempt(const std::shared_ptr<multi_lock_state>& m, const std::shared_ptr<sessio
         co_return o;
     // Each key's entry after the write is the last result naming it (a check-index answers
     // with the key before): it must name our session.
-    std::vector<const kv_entry*> written(m->keys.size(), nullptr);
-    for (const auto& r : t.results) {
-        const auto at = std::lower_bound(m->keys.begin(), m->keys.end(), r.key);
-        if (at != m->keys.end() && *at == r.key)
-            written[at - m->keys.begin()] = &r;
-    }
+    const auto written = detail::entries_by_key(m->keys, t.results);
     for (const kv_entry* e : written) {
         if (!e || e->session != s->id) {
             // Committed, so the keys are ours, but not as Consul says: an unknown outcome

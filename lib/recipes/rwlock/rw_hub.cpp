@@ -17,10 +17,6 @@ std::string registry_name(const std::string& key) {
     return "rwlock-hub:" + key;
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-    return s.compare(0, prefix.size(), prefix) == 0;
-}
-
 } // namespace
 
 std::shared_ptr<rw_hub> rw_hub::of(const client& c, const std::string& key, settings s) {
@@ -66,34 +62,10 @@ asio::awaitable<error_code> rw_hub::read_once(query_options q, asio::cancellatio
     auto [ec, r] = co_await consul.async_kv_list(key, q, token);
     if (ec || !accept_read(r.meta.index))
         co_return ec;
-    contenders_.clear();
-    sequence_index_ = 0;
-    conflict_.clear();
-    const auto prefix = contender_prefix();
-    for (auto& e : r.entries) {
-        if (e.key == key && e.flags == lock_flag_value)
-            conflict_ = "a lock uses \"" + key + "\"";
-        else if (e.key == key + "/.lock" &&
-                 (e.flags == lock_flag_value || e.flags == semaphore_flag_value))
-            conflict_ = "a semaphore or consul lock uses \"" + e.key + "\"";
-        else if (e.key == sequence_key) {
-            if (e.flags != rw_sequence_flags)
-                conflict_ = "\"" + e.key + "\" has other flags";
-            sequence_index_ = e.modify_index;
-        } else if (starts_with(e.key, prefix)) {
-            if (e.flags != rw_read_flags && e.flags != rw_write_flags) {
-                conflict_ = "\"" + e.key + "\" has other flags";
-                continue;
-            }
-            contenders_.emplace_back(std::move(e.key), std::move(e.session),
-                                     e.flags == rw_write_flags ? rw_mode::write : rw_mode::read,
-                                     e.create_index, e.modify_index);
-        }
-    }
-    std::sort(contenders_.begin(), contenders_.end(),
-              [](const rw_contender& a, const rw_contender& b) {
-                  return a.create_index < b.create_index;
-              });
+    auto reading = read_rw_prefix(key, std::move(r.entries));
+    contenders_ = std::move(reading.contenders);
+    sequence_index_ = reading.sequence_index;
+    conflict_ = std::move(reading.conflict);
     std::erase_if(pruning_, [&](const std::string& k) { return !rw_find(contenders_, k); });
     poke();
     co_return ec;

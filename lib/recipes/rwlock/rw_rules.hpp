@@ -19,6 +19,7 @@
 
 #include <conclave/consul/kv.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -84,6 +85,51 @@ inline std::optional<std::size_t> rw_find(const std::vector<rw_contender>& cs,
         if (cs[i].key == key)
             return i;
     return std::nullopt;
+}
+
+/// What a read of the key's prefix says (rw_hub's shared query): the contenders, oldest
+/// (smallest CreateIndex) first, the sequence key's ModifyIndex (0: absent), and why the key
+/// is not a read-write lock's (empty: it is, or is free).
+struct rw_prefix_reading {
+    std::vector<rw_contender> contenders;
+    std::uint64_t sequence_index = 0;
+    std::string conflict;
+};
+
+/// Judges `entries`, the keys under `key` as listed (consumed). Here rather than inside
+/// rw_hub's read coroutine so that unit tests reach it without a server. Conflicts: a plain
+/// lock on `<key>`, a semaphore or `consul lock` on `<key>/.lock`, other flags on the
+/// sequence key or on a key under `<key>/.rwlock/` (which is then no contender). Keys that
+/// merely start with the same characters are ignored.
+inline rw_prefix_reading read_rw_prefix(const std::string& key, std::vector<kv_entry> entries) {
+    rw_prefix_reading r;
+    const std::string sequence_key = key + "/.rwlock";
+    const std::string prefix = sequence_key + "/";
+    for (auto& e : entries) {
+        if (e.key == key && e.flags == lock_flag_value)
+            r.conflict = "a lock uses \"" + key + "\"";
+        else if (e.key == key + "/.lock" &&
+                 (e.flags == lock_flag_value || e.flags == semaphore_flag_value))
+            r.conflict = "a semaphore or consul lock uses \"" + e.key + "\"";
+        else if (e.key == sequence_key) {
+            if (e.flags != rw_sequence_flags)
+                r.conflict = "\"" + e.key + "\" has other flags";
+            r.sequence_index = e.modify_index;
+        } else if (e.key.compare(0, prefix.size(), prefix) == 0) {
+            if (e.flags != rw_read_flags && e.flags != rw_write_flags) {
+                r.conflict = "\"" + e.key + "\" has other flags";
+                continue;
+            }
+            r.contenders.emplace_back(std::move(e.key), std::move(e.session),
+                                      e.flags == rw_write_flags ? rw_mode::write : rw_mode::read,
+                                      e.create_index, e.modify_index);
+        }
+    }
+    std::sort(r.contenders.begin(), r.contenders.end(),
+              [](const rw_contender& a, const rw_contender& b) {
+                  return a.create_index < b.create_index;
+              });
+    return r;
 }
 
 } // namespace conclave::detail

@@ -9,7 +9,6 @@
 
 #include <conclave/semaphore.hpp>
 
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,31 +38,8 @@ asio::awaitable<status_result> read_status(std::shared_ptr<detail::semaphore_sta
     auto r = detail::interpret(*sem, lock, list.entries, diag);
     if (r.ec)
         co_return status_result{r.ec, semaphore_status{}};
-    semaphore_status status;
     // interpret refuses any other limit, so the record's is the object's here.
-    status.limit = sem->limit;
-    status.lock_modify_index = r.lock_modify_index;
-    // The holders' contender keys, `<prefix>/<session>`, in one pass over the entries.
-    std::map<std::string, std::string> values;
-    const auto children = detail::join_key(sem->prefix, "");
-    for (const auto& e : list.entries) {
-        if (!e.key.starts_with(children))
-            continue;
-        auto name = e.key.substr(children.size());
-        if (r.record.holders.count(name))
-            values.emplace(std::move(name), e.value);
-    }
-    status.holders.reserve(r.record.holders.size());
-    for (const auto& session : r.record.holders) {
-        std::optional<std::string> value;
-        if (auto it = values.find(session); it != values.end())
-            value = std::move(it->second);
-        status.holders.emplace_back(session, std::move(value));
-    }
-    // A `.lock` written by hand (or by a peer that ignored the limit) may list more holders
-    // than slots: none is free then, not a negative count.
-    const auto held = status.holders.size();
-    status.free_slots = held >= sem->limit ? 0 : static_cast<std::uint32_t>(sem->limit - held);
+    auto status = detail::status_of(sem->limit, sem->prefix, r, list.entries);
     co_return status_result{error_code{}, std::move(status)};
 }
 

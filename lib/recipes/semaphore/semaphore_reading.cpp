@@ -2,6 +2,8 @@
 // What the prefix says about a semaphore: `.lock` decoded, checked and pruned.
 #include "recipes/semaphore/semaphore_state.hpp"
 
+#include <map>
+
 namespace conclave::detail {
 
 semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
@@ -32,6 +34,35 @@ semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
     record->prune(entries);
     r.record = std::move(*record);
     return r;
+}
+
+semaphore_status status_of(std::uint32_t limit, std::string_view prefix, const semaphore_reading& r,
+                           const std::vector<kv_entry>& entries) {
+    semaphore_status status;
+    status.limit = limit;
+    status.lock_modify_index = r.lock_modify_index;
+    // The holders' contender keys, `<prefix>/<session>`, in one pass over the entries.
+    std::map<std::string, std::string> values;
+    const auto children = join_key(prefix, "");
+    for (const auto& e : entries) {
+        if (!e.key.starts_with(children))
+            continue;
+        auto name = e.key.substr(children.size());
+        if (r.record.holders.count(name))
+            values.emplace(std::move(name), e.value);
+    }
+    status.holders.reserve(r.record.holders.size());
+    for (const auto& session : r.record.holders) {
+        std::optional<std::string> value;
+        if (auto it = values.find(session); it != values.end())
+            value = std::move(it->second);
+        status.holders.emplace_back(session, std::move(value));
+    }
+    // A `.lock` written by hand (or by a peer that ignored the limit) may list more holders
+    // than slots: none is free then, not a negative count.
+    const auto held = status.holders.size();
+    status.free_slots = held >= limit ? 0 : static_cast<std::uint32_t>(limit - held);
+    return status;
 }
 
 } // namespace conclave::detail

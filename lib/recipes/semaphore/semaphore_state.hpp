@@ -83,4 +83,11 @@ struct semaphore_reading {
 semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
                             const std::vector<kv_entry>& entries, diagnostics* diag);
 
+/// semaphore::async_status's answer from a reading without error (`r`, of `entries`, the keys
+/// under `prefix`): the live holders with their contender keys' values (none when a holder
+/// has no key of that name), and the free slots of `limit`, never below 0. Apart from the
+/// read (semaphore_query.cpp) so that unit tests reach it without a server.
+semaphore_status status_of(std::uint32_t limit, std::string_view prefix, const semaphore_reading& r,
+                           const std::vector<kv_entry>& entries);
+
 } // namespace conclave::detail
