@@ -50,7 +50,9 @@ Options:
   --writers W[,W..]     rwlock: writers beside the readers (default 0,1,8)
   --keys K              keys the contenders spread over (default 1); multilock: the keys
                         each contender takes together (default 1, 4 and 16 in turn)
-  --processes P         contend: worker processes (default 1: all in this one)
+  --processes P         contend: worker processes (default 1: all in this one);
+                        semaphore: clients the contenders spread over, one per process
+                        it stands for
   --limit L             semaphore limit (default 4)
   --watchers M          watch, keys: watchers (default 16)
   --waiters W           scale: waiting contenders (default 10000)
@@ -60,7 +62,7 @@ Options:
   --ttl-ms MS           failover: session TTL (default 1000)
   --lock-delay-ms MS    failover: session lock-delay (default 250)
   --no-monitor          cycle: do not watch the lease while holding it
-  --fair                locks in fair mode (FIFO hand-over)
+  --fair                locks and semaphores in fair mode (FIFO across processes)
   --local-turn N        without --fair: grants in a row a process may take (0: no turns;
                         default: the library's, lock_options::local_turn)
   --peers LIST          peers next to contend: python,node or none (default python,node)

@@ -69,19 +69,9 @@ asio::awaitable<void> contender(client c, const contend_params& p, std::size_t i
         g.key = std::uint32_t(key);
         g.start_ns = monotonic_ns();
         // A budget rather than a plain acquire, so a stuck run ends (and says so).
-        const auto budget = std::chrono::milliseconds((p.end_ns - g.start_ns) / 1'000'000 + 20000);
-        auto [ec, lease] = co_await l.async_try_acquire(s, budget, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "contender acquire");
-        if (!lease)
-            throw std::runtime_error("contender " + std::to_string(id) +
-                                     ": not acquired within the run + 20 s");
-        g.acquired_ns = monotonic_ns();
-        co_await sleep_for_us(p.hold_us);
-        auto [rec] = co_await lease->async_release(use_tuple);
-        if (rec)
-            throw boost::system::system_error(rec, "contender release");
-        g.released_ns = monotonic_ns();
+        auto got = co_await l.async_try_acquire(s, acquire_budget(p.end_ns), use_tuple);
+        auto lease = granted(std::move(got), "contender " + std::to_string(id) + " acquire");
+        co_await hold_and_release(lease, p.hold_us, g, "contender release");
         out.push_back(g);
         if (p.once)
             break;

@@ -122,19 +122,41 @@ void report_writes_per_grant(record& r, const std::optional<agent_counters>& d,
         r.set("kv_writes_per_op", double(d->kv_writes()) / double(grants));
 }
 
-run_times run_times::plan(const harness& h, std::size_t n) {
-    run_times t;
+void contender_run::plan(const harness& h, std::size_t n) {
+    hold_us = h.opt.hold_us;
+    sessions.resize(n);
     // Time to create the sessions first (a millisecond each, and some more).
-    t.start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
-    t.t0 = t.start_ns + std::int64_t(h.opt.duration_s * 1e8);
-    t.t1 = t.t0 + std::int64_t(h.opt.duration_s * 1e9);
-    return t;
+    start_ns = monotonic_ns() + 200'000'000 + std::int64_t(n) * 1'000'000;
+    t0 = start_ns + std::int64_t(h.opt.duration_s * 1e8);
+    t1 = t0 + std::int64_t(h.opt.duration_s * 1e9);
 }
 
-void run_with_sessions(harness& h, client& c, const run_times& t, std::vector<session>& sessions,
-                       const char* name, const char* what, const std::string& label,
+std::chrono::milliseconds acquire_budget(std::int64_t end_ns) {
+    return std::chrono::milliseconds((end_ns - monotonic_ns()) / 1'000'000 + 20000);
+}
+
+asio::awaitable<void> hold_and_release(conclave::grant held, long hold_us, grant& g,
+                                       const char* what) {
+    g.acquired_ns = monotonic_ns();
+    co_await sleep_for_us(hold_us);
+    auto [ec] = co_await held.async_release(use_tuple);
+    if (ec)
+        throw boost::system::system_error(ec, what);
+    g.released_ns = monotonic_ns();
+}
+
+void report_acquire_waits(record& r, std::vector<std::chrono::nanoseconds>& waits) {
+    r.latencies_us.clear();
+    const auto s = add_latencies(r, waits);
+    r.set("latency", std::string("acquire"));
+    set_percentiles(r, s);
+}
+
+void run_with_sessions(harness& h, client& c, contender_run& run, const char* name,
+                       const char* what, const std::string& label,
                        std::function<std::size_t()> done,
                        std::function<asio::awaitable<void>(std::size_t)> contender, window& w) {
+    auto& sessions = run.sessions;
     const std::size_t n = sessions.size();
     std::function<asio::awaitable<void>(std::size_t)> create =
         [&](std::size_t i) -> asio::awaitable<void> {
@@ -148,10 +170,10 @@ void run_with_sessions(harness& h, client& c, const run_times& t, std::vector<se
         [&](std::size_t i) -> asio::awaitable<void> {
         co_await sessions[i].async_destroy(asio::as_tuple(asio::use_awaitable));
     };
-    progress pr(h.ioc, label, double(t.t1 - monotonic_ns()) / 1e9, std::move(done));
+    progress pr(h.ioc, label, double(run.t1 - monotonic_ns()) / 1e9, std::move(done));
     std::exception_ptr failure;
     try {
-        run_sync(h.ioc, measure_window(h, c, t.t0, t.t1, w, contend));
+        run_sync(h.ioc, measure_window(h, c, run.t0, run.t1, w, contend));
     } catch (...) {
         failure = std::current_exception();
     }

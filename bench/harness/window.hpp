@@ -8,12 +8,18 @@
 #include "harness/harness.hpp"
 
 #include <conclave/client.hpp>
+#include <conclave/grant.hpp>
 #include <conclave/session.hpp>
+
+#include <boost/system/system_error.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace conclave::bench {
@@ -62,6 +68,11 @@ void report_writes_per_grant(record& r, const std::optional<agent_counters>& d, 
 /// percentiles.
 summary add_latencies(record& r, std::vector<std::chrono::nanoseconds>& samples);
 
+/// For a recipe with no single "previous holder" (L holders at once, or a set of keys): the
+/// latency that means something is the wait for a grant. Replaces `r`'s latencies with
+/// `waits` and its percentiles with theirs.
+void report_acquire_waits(record& r, std::vector<std::chrono::nanoseconds>& waits);
+
 /// The bench's sessions: named, with no lock-delay.
 session_config bench_session_config(const char* name);
 /// One raw write: a transaction with one KV lock operation on `key` for `session` (the
@@ -81,20 +92,46 @@ asio::awaitable<session> start_session(client c, session_config cfg, const char*
 /// The same with bench_session_config(name).
 asio::awaitable<session> start_session(client c, const char* name, const char* what);
 
-/// When a run of N contenders starts and what it measures (CLOCK_MONOTONIC ns): they start
+/// What every run of N contenders with a session each has (a scenario's run state derives
+/// from it): when it starts and what it measures (CLOCK_MONOTONIC ns; the contenders start
 /// together at start_ns, once their sessions exist, warm up for a tenth of the duration,
-/// and are measured from t0 to t1.
-struct run_times {
+/// and are measured from t0 to t1), how long each grant is held, and the sessions.
+struct contender_run {
     std::int64_t start_ns = 0, t0 = 0, t1 = 0;
-    static run_times plan(const harness& h, std::size_t n);
+    long hold_us = 0;
+    std::vector<session> sessions;
+    /// Sets the times of a run of `n` contenders from now, the hold time (--hold-us), and
+    /// room for `n` sessions.
+    void plan(const harness& h, std::size_t n);
 };
 
-/// One run of `sessions.size()` contenders in this process: a session each (start_session
-/// with `name` and `what`), then `contender(i)` for all of them at once, with `w` read at
-/// t0 and t1; the sessions are destroyed after, however the run ends, and its failure is
-/// rethrown then. `label` and `done()` (grants so far) feed the progress line.
-void run_with_sessions(harness& h, client& c, const run_times& t, std::vector<session>& sessions,
-                       const char* name, const char* what, const std::string& label,
+/// The budget of an acquire that starts now in a run that ends at `end_ns`: the rest of the
+/// run and 20 s more, so that a stuck run ends, and says so.
+std::chrono::milliseconds acquire_budget(std::int64_t end_ns);
+
+/// What a try-acquire with use_tuple completed with: the grant, or an exception that names
+/// `what` (the error, or no grant within acquire_budget).
+template <class Grant>
+Grant granted(std::tuple<error_code, std::optional<Grant>> r, const std::string& what) {
+    auto& [ec, grant] = r;
+    if (ec)
+        throw boost::system::system_error(ec, what);
+    if (!grant)
+        throw std::runtime_error(what + ": not acquired within the run + 20 s");
+    return std::move(*grant);
+}
+
+/// Holds `held` for `hold_us`, then releases it: `g`'s acquired and released times are
+/// stamped around. Throws, naming `what`, when the release fails.
+asio::awaitable<void> hold_and_release(conclave::grant held, long hold_us, grant& g,
+                                       const char* what);
+
+/// One run of `run.sessions.size()` contenders in this process: a session each
+/// (start_session with `name` and `what`), then `contender(i)` for all of them at once, with
+/// `w` read at t0 and t1; the sessions are destroyed after, however the run ends, and its failure
+/// is rethrown then. `label` and `done()` (grants so far) feed the progress line.
+void run_with_sessions(harness& h, client& c, contender_run& run, const char* name,
+                       const char* what, const std::string& label,
                        std::function<std::size_t()> done,
                        std::function<asio::awaitable<void>(std::size_t)> contender, window& w);
 

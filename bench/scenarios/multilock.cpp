@@ -15,14 +15,11 @@ namespace conclave::bench {
 
 namespace {
 
-struct multi_run {
+struct multi_run : contender_run {
     bool together = true; ///< a multi_lock; else the locks in order
     std::vector<std::string> keys;
-    std::int64_t start_ns = 0, t0 = 0, t1 = 0;
-    long hold_us = 0;
     bool fair = false;
     std::vector<grant> grants;
-    std::vector<session> sessions;
 };
 
 const char* variant(bool together) {
@@ -31,13 +28,9 @@ const char* variant(bool together) {
 
 asio::awaitable<std::vector<conclave::grant>> take_together(multi_lock& m, session& s,
                                                             std::chrono::milliseconds budget) {
-    auto [ec, lease] = co_await m.async_try_acquire(s, budget, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "multi_lock acquire");
-    if (!lease)
-        throw std::runtime_error("multi_lock: not acquired within the run + 20 s");
+    auto got = co_await m.async_try_acquire(s, budget, use_tuple);
     std::vector<conclave::grant> held;
-    held.push_back(*lease);
+    held.push_back(granted(std::move(got), "multi_lock acquire"));
     co_return held;
 }
 
@@ -45,12 +38,8 @@ asio::awaitable<std::vector<conclave::grant>> take_in_order(std::vector<lock>& l
                                                             std::chrono::milliseconds budget) {
     std::vector<conclave::grant> held;
     for (auto& l : locks) {
-        auto [ec, lease] = co_await l.async_try_acquire(s, budget, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "lock acquire");
-        if (!lease)
-            throw std::runtime_error("locks in order: not acquired within the run + 20 s");
-        held.push_back(*lease);
+        auto got = co_await l.async_try_acquire(s, budget, use_tuple);
+        held.push_back(granted(std::move(got), "locks in order: lock acquire"));
     }
     co_return held;
 }
@@ -69,7 +58,7 @@ asio::awaitable<void> multi_contender(client c, multi_run& run, std::size_t i) {
         grant g;
         g.contender = std::uint32_t(i);
         g.start_ns = monotonic_ns();
-        const auto budget = std::chrono::milliseconds((run.t1 - g.start_ns) / 1'000'000 + 20000);
+        const auto budget = acquire_budget(run.t1);
         std::vector<conclave::grant> held;
         if (together)
             held = co_await take_together(*together, s, budget);
@@ -97,16 +86,11 @@ void multilock_run(harness& h, std::size_t k, std::size_t n, bool together) {
         number.insert(0, number.size() < 2 ? "0" : ""); // names in key order
         run.keys.push_back(prefix + "/k" + number);
     }
-    run.hold_us = h.opt.hold_us;
     run.fair = h.opt.fair;
-    run.sessions.resize(n);
-    const auto times = run_times::plan(h, n);
-    run.start_ns = times.start_ns;
-    run.t0 = times.t0;
-    run.t1 = times.t1;
+    run.plan(h, n);
     window w;
     run_with_sessions(
-        h, c, times, run.sessions, "bench-multilock", "multilock",
+        h, c, run, "bench-multilock", "multilock",
         std::string("multilock ") + variant(together) + " k=" + std::to_string(k) +
             " N=" + std::to_string(n),
         [&] { return run.grants.size(); },
@@ -127,10 +111,7 @@ void multilock_run(harness& h, std::size_t k, std::size_t n, bool together) {
     // Both ways take several writes per grant (k locks, or one transaction of 2k
     // operations): report writes per grant rather than "acquire attempts".
     report_writes_per_grant(r, d, res.grants);
-    r.latencies_us.clear();
-    const auto waits = add_latencies(r, res.waits);
-    r.set("latency", std::string("acquire"));
-    set_percentiles(r, waits);
+    report_acquire_waits(r, res.waits);
     h.out.add(std::move(r));
 }
 

@@ -27,15 +27,12 @@ struct rw_grant {
     std::int64_t start_ns = 0, acquired_ns = 0, release_call_ns = 0, released_ns = 0;
 };
 
-struct rw_run {
+struct rw_run : contender_run {
     bool rw = true; ///< a read_write_lock; else a plain lock for everyone
     std::string key;
     std::size_t readers = 0, writers = 0;
-    std::int64_t start_ns = 0, t0 = 0, t1 = 0;
-    long hold_us = 0;
     bool fair = false;
     std::vector<rw_grant> grants;
-    std::vector<session> sessions;
 };
 
 const char* variant(bool rw) {
@@ -53,32 +50,21 @@ struct part_spec {
 
 asio::awaitable<conclave::grant> take_rw(read_write_lock& l, session& s, bool write,
                                          std::chrono::milliseconds budget) {
-    std::optional<read_write_lease> lease;
-    if (write) {
-        auto [ec, got] = co_await l.async_try_acquire_write(s, budget, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "read_write_lock acquire write");
-        lease = std::move(got);
-    } else {
-        auto [ec, got] = co_await l.async_try_acquire_read(s, budget, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "read_write_lock acquire read");
-        lease = std::move(got);
-    }
-    if (!lease)
-        throw std::runtime_error("read_write_lock: not acquired within the run + 20 s");
-    if (lease->writing() != write)
+    std::tuple<error_code, std::optional<read_write_lease>> got;
+    if (write)
+        got = co_await l.async_try_acquire_write(s, budget, use_tuple);
+    else
+        got = co_await l.async_try_acquire_read(s, budget, use_tuple);
+    auto lease = granted(std::move(got),
+                         write ? "read_write_lock acquire write" : "read_write_lock acquire read");
+    if (lease.writing() != write)
         throw std::runtime_error("read_write_lock: a grant of the wrong mode");
-    co_return *lease;
+    co_return lease;
 }
 
 asio::awaitable<conclave::grant> take_plain(lock& l, session& s, std::chrono::milliseconds budget) {
-    auto [ec, lease] = co_await l.async_try_acquire(s, budget, use_tuple);
-    if (ec)
-        throw boost::system::system_error(ec, "lock acquire");
-    if (!lease)
-        throw std::runtime_error("plain lock: not acquired within the run + 20 s");
-    co_return *lease;
+    auto got = co_await l.async_try_acquire(s, budget, use_tuple);
+    co_return granted(std::move(got), "plain lock acquire");
 }
 
 asio::awaitable<void> rw_participant(client c, rw_run& run, std::size_t i) {
@@ -96,7 +82,7 @@ asio::awaitable<void> rw_participant(client c, rw_run& run, std::size_t i) {
         g.who = std::uint32_t(i);
         g.write = write;
         g.start_ns = monotonic_ns();
-        const auto budget = std::chrono::milliseconds((run.t1 - g.start_ns) / 1'000'000 + 20000);
+        const auto budget = acquire_budget(run.t1);
         conclave::grant held;
         if (rw)
             held = co_await take_rw(*rw, s, write, budget);
@@ -177,16 +163,11 @@ void rwlock_run(harness& h, const part_spec& part, bool rw) {
     run.key = h.fresh_prefix("rwlock") + "/key";
     run.readers = part.readers;
     run.writers = part.writers;
-    run.hold_us = h.opt.hold_us;
     run.fair = h.opt.fair;
-    run.sessions.resize(n);
-    const auto times = run_times::plan(h, n);
-    run.start_ns = times.start_ns;
-    run.t0 = times.t0;
-    run.t1 = times.t1;
+    run.plan(h, n);
     window w;
     run_with_sessions(
-        h, c, times, run.sessions, "bench-rwlock", "rwlock",
+        h, c, run, "bench-rwlock", "rwlock",
         std::string("rwlock ") + part.name + " " + variant(rw) +
             " R=" + std::to_string(part.readers) + " W=" + std::to_string(part.writers),
         [&] { return run.grants.size(); }, [&](std::size_t i) { return rw_participant(c, run, i); },

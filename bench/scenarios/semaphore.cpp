@@ -1,43 +1,39 @@
 // SPDX-License-Identifier: BSL-1.0
 // semaphore: N contenders on one semaphore of limit L, each acquiring a permit, holding it
-// for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit).
+// for --hold-us and releasing it, in a loop. Latency is the acquire (call -> permit). With
+// --processes P the contenders are spread over P clients, each with its pool and its queue
+// of local waiters as a process of its own would have; --fair uses the fair mode.
 #include "harness/scenarios.hpp"
 #include "peers/go_peer.hpp"
 
 #include <conclave/semaphore.hpp>
 
+#include <algorithm>
+
 namespace conclave::bench {
 
 namespace {
 
-struct sem_run {
+struct sem_run : contender_run {
     std::string prefix;
     std::uint32_t limit = 1;
-    std::int64_t start_ns = 0, t0 = 0, t1 = 0;
-    long hold_us = 0;
+    bool fair = false;
+    std::vector<client> clients; ///< contender i uses clients[i % clients.size()]
     std::vector<grant> grants;
-    std::vector<session> sessions;
 };
 
-asio::awaitable<void> sem_contender(client c, sem_run& run, std::size_t i) {
-    semaphore sem{c, run.prefix, run.limit};
+asio::awaitable<void> sem_contender(sem_run& run, std::size_t i) {
+    semaphore sem{run.clients[i % run.clients.size()], run.prefix, run.limit,
+                  semaphore_options{}.with_fair(run.fair)};
     co_await sleep_until_ns(run.start_ns);
     while (monotonic_ns() < run.t1) {
         grant g;
         g.contender = std::uint32_t(i);
         g.start_ns = monotonic_ns();
-        const auto budget = std::chrono::milliseconds((run.t1 - g.start_ns) / 1'000'000 + 20000);
-        auto [ec, permit] = co_await sem.async_try_acquire(run.sessions[i], budget, use_tuple);
-        if (ec)
-            throw boost::system::system_error(ec, "semaphore acquire");
-        if (!permit)
-            throw std::runtime_error("semaphore: no permit within the run + 20 s");
-        g.acquired_ns = monotonic_ns();
-        co_await sleep_for_us(run.hold_us);
-        auto [rec] = co_await permit->async_release(use_tuple);
-        if (rec)
-            throw boost::system::system_error(rec, "semaphore release");
-        g.released_ns = monotonic_ns();
+        auto got =
+            co_await sem.async_try_acquire(run.sessions[i], acquire_budget(run.t1), use_tuple);
+        auto permit = granted(std::move(got), "semaphore acquire");
+        co_await hold_and_release(permit, run.hold_us, g, "semaphore release");
         run.grants.push_back(g);
     }
 }
@@ -47,32 +43,37 @@ void semaphore_run(harness& h, std::size_t n) {
     sem_run run;
     run.prefix = h.fresh_prefix("semaphore");
     run.limit = std::uint32_t(h.opt.limit);
-    run.hold_us = h.opt.hold_us;
-    run.sessions.resize(n);
-    const auto times = run_times::plan(h, n);
-    run.start_ns = times.start_ns;
-    run.t0 = times.t0;
-    run.t1 = times.t1;
+    run.fair = h.opt.fair;
+    const std::size_t processes = std::max<std::size_t>(1, h.opt.processes);
+    run.clients.push_back(c);
+    for (std::size_t i = 1; i < processes; ++i)
+        run.clients.emplace_back(h.ioc.get_executor(),
+                                 h.target.make_config(h.pool_size(n / processes + 8)));
+    run.plan(h, n);
     window w;
     run_with_sessions(
-        h, c, times, run.sessions, "bench-semaphore", "semaphore",
-        "semaphore N=" + std::to_string(n), [&] { return run.grants.size(); },
-        [&](std::size_t i) { return sem_contender(c, run, i); }, w);
+        h, c, run, "bench-semaphore", "semaphore", "semaphore N=" + std::to_string(n),
+        [&] { return run.grants.size(); }, [&](std::size_t i) { return sem_contender(run, i); }, w);
 
     auto res = analyze(run.grants, n, run.t0, run.t1);
     record r = h.base_record("semaphore", "conclave", n);
     r.set("limit", double(run.limit));
     r.set("hold_us", double(run.hold_us));
+    r.set("fair", std::string(run.fair ? "yes" : "no"));
+    r.set("processes", double(processes));
+    // Fairness across processes: grants per process (Jain's index over the processes).
+    std::vector<double> per_process(processes, 0.0);
+    for (const auto& g : run.grants)
+        if (g.acquired_ns >= run.t0 && g.acquired_ns < run.t1)
+            per_process[g.contender % processes] += 1;
+    r.set("jain_processes", jain_index(per_process));
     const auto d = fill_contention(r, res, w);
     // A permit takes several writes by design (contender key, CAS on .lock, release
     // CAS, key delete): report writes per permit rather than "acquire attempts".
     report_writes_per_grant(r, d, res.grants);
     // With L holders at once there is no single "previous holder": the latency that
     // means something is the wait for a permit.
-    r.latencies_us.clear();
-    const auto waits = add_latencies(r, res.waits);
-    r.set("latency", std::string("acquire"));
-    set_percentiles(r, waits);
+    report_acquire_waits(r, res.waits);
     h.out.add(std::move(r));
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cli/common/flags.hpp"
+#include "cli/common/http_flags.hpp"
 #include "cli/common/jeopardy_relay.hpp"
 #include "cli/common/session_ttl.hpp"
 
@@ -33,11 +34,23 @@ struct held_command_flags {
     std::chrono::nanoseconds ttl{default_session_ttl};
     std::chrono::nanoseconds lock_delay{default_lock_delay};
 
-    /// -ttl, -lock-delay, -shell, -pass-stdin, -verbose, -jeopardy-signal, -recovery-signal.
+    http_flags http; ///< -http-addr, -token and the other flags of the connection
+
+    /// -ttl, -lock-delay, -shell, -pass-stdin, -verbose, -jeopardy-signal, -recovery-signal
+    /// and the HTTP flags.
     void add_to(flag_set& flags, held_command_settings& cfg);
+    /// Parses the command line (parse_or_usage) of a command whose help is `usage_head`
+    /// followed by held_command_help(`held`).
+    std::optional<int> parse(flag_set& flags, args a, const char* usage_head, std::string_view held,
+                             std::vector<std::string_view>& rest) const;
     /// The checked durations into `cfg`.
     void store(held_command_settings& cfg) const;
 };
+
+/// The help of the options held_command_flags adds after -lock-delay, from -shell to -help
+/// (the last lines of lock's and elect's usage texts): `held` names what is held ("lock",
+/// "leadership").
+std::string held_command_help(std::string_view held);
 
 /// Prints `problem` (a check_session_ttl() or check_lock_delay() answer) to stderr when it
 /// names one: whether the command must stop with exit_code::error.

@@ -22,7 +22,7 @@ namespace conclave::cli {
 
 namespace {
 
-constexpr const char* elect_usage = R"(Usage: conclave elect [options] <key> -- <command...>
+constexpr const char* elect_usage_head = R"(Usage: conclave elect [options] <key> -- <command...>
        conclave elect -leader [options] <key>
 
   Campaigns for leadership at <key> and runs the command while this process leads. When
@@ -66,19 +66,7 @@ Options:
                            session is lost, nobody is elected for this long, while the
                            deposed leader stops its command. Keep it above 5s. Consul
                            applies at most 60s; 0 disables it.
-  -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
-                           its arguments joined with spaces. Default true; -shell=false
-                           runs the arguments directly (PATH lookup).
-  -pass-stdin              Give the command this process's stdin (default: /dev/null).
   -leader                  Print the current leader's value instead (no command).
-  -jeopardy-signal=<sig>   Signal sent to the command (its first process) when the
-                           leadership is in jeopardy: renewals of the session failing or
-                           late, so it may be lost within the time left. USR1, SIGUSR1
-                           or a number; default none. A line on stderr either way.
-  -recovery-signal=<sig>   Signal sent when a renewal succeeds again. Default none.
-  -verbose                 Report each step on stderr.
-  -help                    Show this help.
-
 )";
 
 std::string default_value() {
@@ -94,17 +82,15 @@ int elect_command(args a) {
     elect_settings cfg;
     held_command_flags held;
     bool leader_only = false;
-    http_flags http;
     flag_set flags;
     flags.add_string("name", &cfg.value);
     flags.add_bool("once", &cfg.once);
     flags.add_int("max-restarts", &cfg.max_restarts);
     flags.add_bool("leader", &leader_only);
     held.add_to(flags, cfg);
-    http.add_to(flags);
 
     std::vector<std::string_view> rest;
-    if (auto stop = parse_or_usage(flags, a, elect_usage, rest))
+    if (auto stop = held.parse(flags, a, elect_usage_head, "leadership", rest))
         return *stop;
     if (rest.empty()) {
         std::fputs(leader_only ? "Key must be specified\n"
@@ -145,7 +131,7 @@ int elect_command(args a) {
     if (!leader_only)
         signals.emplace(ioc, SIGINT, SIGTERM);
     std::optional<client> consul;
-    if (!http.open_client(flags, ioc, consul))
+    if (!held.http.open_client(flags, ioc, consul))
         return exit_code::error;
     if (leader_only)
         return run_command(ioc, print_leader(cfg.key, *consul), "elect");

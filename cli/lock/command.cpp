@@ -22,7 +22,7 @@ namespace conclave::cli {
 
 namespace {
 
-constexpr const char* lock_usage = R"(Usage: conclave lock [options] <prefix> <command...>
+constexpr const char* lock_usage_head = R"(Usage: conclave lock [options] <prefix> <command...>
 
   Acquires a lock at <prefix>/.lock (or, with -n > 1, a slot of the semaphore at
   <prefix>), runs the command while it is held, then releases it and deletes what it
@@ -64,19 +64,7 @@ Options:
                            the command is being stopped. Consul applies at most 60s; 0
                            disables it. Not with -shared/-exclusive, whose every acquire
                            writes a key of its own: fence the command's writes instead.
-  -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
-                           its arguments joined with spaces. Default true; -shell=false
-                           runs the arguments directly (PATH lookup).
-  -pass-stdin              Give the command this process's stdin (default: /dev/null).
   -child-exit-code         Exit 2 when the command exits non-zero or dies of a signal.
-  -jeopardy-signal=<sig>   Signal sent to the command (its first process) when the
-                           lock is in jeopardy: renewals of the session failing or
-                           late, so it may be lost within the time left. USR1, SIGUSR1
-                           or a number; default none. A line on stderr either way.
-  -recovery-signal=<sig>   Signal sent when a renewal succeeds again. Default none.
-  -verbose                 Report each step on stderr.
-  -help                    Show this help.
-
 )";
 
 } // namespace
@@ -86,7 +74,6 @@ int lock_command(args a) {
     std::chrono::nanoseconds timeout{0};
     lock_settings cfg;
     held_command_flags held;
-    http_flags http;
     flag_set flags;
     bool shared = false, exclusive = false;
     flags.add_int("n", &limit);
@@ -98,10 +85,9 @@ int lock_command(args a) {
     flags.add_string("name", &cfg.session_name);
     flags.add_bool("child-exit-code", &cfg.child_exit_code);
     held.add_to(flags, cfg);
-    http.add_to(flags);
 
     std::vector<std::string_view> rest;
-    if (auto stop = parse_or_usage(flags, a, lock_usage, rest))
+    if (auto stop = held.parse(flags, a, lock_usage_head, "lock", rest))
         return *stop;
     // The checks and texts of `consul lock`, in its order.
     if (limit <= 0) {
@@ -156,7 +142,7 @@ int lock_command(args a) {
     // would leave the session and the child behind) once this command has started.
     boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
     std::optional<client> consul;
-    if (!http.open_client(flags, ioc, consul))
+    if (!held.http.open_client(flags, ioc, consul))
         return exit_code::error;
     return run_command(ioc, run_lock(cfg, *consul, signals), "lock");
 }

@@ -70,22 +70,18 @@ asio::awaitable<detail::body_result_t<Body, session>> with_session(client& c, se
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, lock_lease>> with_lock(lock& mutex, session& s,
                                                                    Body body) {
-    auto acquire = [&mutex, s]() mutable {
-        return mutex.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
-        s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
+    return detail::hold_scope<lock_lease>(
+        s, std::move(body), "the lock was lost while it was held",
+        [&mutex, s](auto token) mutable { return mutex.async_acquire(s, std::move(token)); });
 }
 
 /// with_lock for one slot of a semaphore: `body(permit)`.
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem, session& s,
                                                                  Body body) {
-    auto acquire = [&sem, s]() mutable {
-        return sem.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, permit>>(detail::hold<permit>(
-        s, std::move(acquire), std::move(body), "the permit was lost while it was held"));
+    return detail::hold_scope<permit>(
+        s, std::move(body), "the permit was lost while it was held",
+        [&sem, s](auto token) mutable { return sem.async_acquire(s, std::move(token)); });
 }
 
 /// with_lock for a lock that may be held elsewhere: tries to acquire `mutex` within
@@ -103,12 +99,11 @@ asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem,
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, lock_lease>>>
 try_with_lock(lock& mutex, session& s, std::chrono::milliseconds budget, Body body) {
-    auto acquire = [&mutex, s, budget]() mutable {
-        return mutex.async_try_acquire(s, budget,
-                                       with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_try_hold<detail::body_result_t<Body, lock_lease>>(detail::hold<lock_lease>(
-        s, std::move(acquire), std::move(body), "the lock was lost while it was held"));
+    return detail::try_hold_scope<lock_lease>(
+        s, std::move(body), "the lock was lost while it was held",
+        [&mutex, s, budget](auto token) mutable {
+            return mutex.async_try_acquire(s, budget, std::move(token));
+        });
 }
 
 /// with_lock for every key of a multi-lock, taken together: `body(lease)` runs while all are
@@ -117,12 +112,9 @@ try_with_lock(lock& mutex, session& s, std::chrono::milliseconds budget, Body bo
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, multi_lock_lease>> with_lock(multi_lock& keys,
                                                                          session& s, Body body) {
-    auto acquire = [&keys, s]() mutable {
-        return keys.async_acquire(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, multi_lock_lease>>(
-        detail::hold<multi_lock_lease>(s, std::move(acquire), std::move(body),
-                                       "a key of the multi-lock was lost while it was held"));
+    return detail::hold_scope<multi_lock_lease>(
+        s, std::move(body), "a key of the multi-lock was lost while it was held",
+        [&keys, s](auto token) mutable { return keys.async_acquire(s, std::move(token)); });
 }
 
 /// try_with_lock for a multi-lock: `body(lease)` runs only if every key was had within
@@ -130,13 +122,11 @@ asio::awaitable<detail::body_result_t<Body, multi_lock_lease>> with_lock(multi_l
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, multi_lock_lease>>>
 try_with_lock(multi_lock& keys, session& s, std::chrono::milliseconds budget, Body body) {
-    auto acquire = [&keys, s, budget]() mutable {
-        return keys.async_try_acquire(s, budget,
-                                      with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_try_hold<detail::body_result_t<Body, multi_lock_lease>>(
-        detail::hold<multi_lock_lease>(s, std::move(acquire), std::move(body),
-                                       "a key of the multi-lock was lost while it was held"));
+    return detail::try_hold_scope<multi_lock_lease>(
+        s, std::move(body), "a key of the multi-lock was lost while it was held",
+        [&keys, s, budget](auto token) mutable {
+            return keys.async_try_acquire(s, budget, std::move(token));
+        });
 }
 
 /// with_lock for a read grant of a read-write lock: `body(lease)` runs while `s` may read
@@ -144,12 +134,9 @@ try_with_lock(multi_lock& keys, session& s, std::chrono::milliseconds budget, Bo
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, read_write_lease>>
 with_read_lock(read_write_lock& rw, session& s, Body body) {
-    auto acquire = [&rw, s]() mutable {
-        return rw.async_acquire_read(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, read_write_lease>>(
-        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
-                                       "the read lock was lost while it was held"));
+    return detail::hold_scope<read_write_lease>(
+        s, std::move(body), "the read lock was lost while it was held",
+        [&rw, s](auto token) mutable { return rw.async_acquire_read(s, std::move(token)); });
 }
 
 /// with_lock for the write grant of a read-write lock: `body(lease)` runs while `s` alone
@@ -157,12 +144,9 @@ with_read_lock(read_write_lock& rw, session& s, Body body) {
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, read_write_lease>>
 with_write_lock(read_write_lock& rw, session& s, Body body) {
-    auto acquire = [&rw, s]() mutable {
-        return rw.async_acquire_write(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, read_write_lease>>(
-        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
-                                       "the write lock was lost while it was held"));
+    return detail::hold_scope<read_write_lease>(
+        s, std::move(body), "the write lock was lost while it was held",
+        [&rw, s](auto token) mutable { return rw.async_acquire_write(s, std::move(token)); });
 }
 
 /// try_with_lock for a read grant: `body(lease)` runs only if `s` could read within
@@ -170,13 +154,11 @@ with_write_lock(read_write_lock& rw, session& s, Body body) {
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, read_write_lease>>>
 try_with_read_lock(read_write_lock& rw, session& s, std::chrono::milliseconds budget, Body body) {
-    auto acquire = [&rw, s, budget]() mutable {
-        return rw.async_try_acquire_read(s, budget,
-                                         with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_try_hold<detail::body_result_t<Body, read_write_lease>>(
-        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
-                                       "the read lock was lost while it was held"));
+    return detail::try_hold_scope<read_write_lease>(
+        s, std::move(body), "the read lock was lost while it was held",
+        [&rw, s, budget](auto token) mutable {
+            return rw.async_try_acquire_read(s, budget, std::move(token));
+        });
 }
 
 /// try_with_lock for the write grant: `body(lease)` runs only if `s` could write within
@@ -184,13 +166,11 @@ try_with_read_lock(read_write_lock& rw, session& s, std::chrono::milliseconds bu
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, read_write_lease>>>
 try_with_write_lock(read_write_lock& rw, session& s, std::chrono::milliseconds budget, Body body) {
-    auto acquire = [&rw, s, budget]() mutable {
-        return rw.async_try_acquire_write(s, budget,
-                                          with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_try_hold<detail::body_result_t<Body, read_write_lease>>(
-        detail::hold<read_write_lease>(s, std::move(acquire), std::move(body),
-                                       "the write lock was lost while it was held"));
+    return detail::try_hold_scope<read_write_lease>(
+        s, std::move(body), "the write lock was lost while it was held",
+        [&rw, s, budget](auto token) mutable {
+            return rw.async_try_acquire_write(s, budget, std::move(token));
+        });
 }
 
 /// try_with_lock for one slot of a semaphore: `body(permit)` runs only if a slot was had
@@ -198,12 +178,11 @@ try_with_write_lock(read_write_lock& rw, session& s, std::chrono::milliseconds b
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, permit>>>
 try_with_permit(semaphore& sem, session& s, std::chrono::milliseconds budget, Body body) {
-    auto acquire = [&sem, s, budget]() mutable {
-        return sem.async_try_acquire(s, budget,
-                                     with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_try_hold<detail::body_result_t<Body, permit>>(detail::hold<permit>(
-        s, std::move(acquire), std::move(body), "the permit was lost while it was held"));
+    return detail::try_hold_scope<permit>(
+        s, std::move(body), "the permit was lost while it was held",
+        [&sem, s, budget](auto token) mutable {
+            return sem.async_try_acquire(s, budget, std::move(token));
+        });
 }
 
 /// with_lock for one term of leadership: campaigns with `s` (elector::async_campaign), runs
@@ -213,11 +192,9 @@ try_with_permit(semaphore& sem, session& s, std::chrono::milliseconds budget, Bo
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, leadership>> with_leadership(elector& e, session& s,
                                                                          Body body) {
-    auto acquire = [&e, s]() mutable {
-        return e.async_campaign(s, with_diagnostics(asio::as_tuple(asio::use_awaitable)));
-    };
-    return detail::spawn_hold<detail::body_result_t<Body, leadership>>(detail::hold<leadership>(
-        s, std::move(acquire), std::move(body), "leadership was lost during the term"));
+    return detail::hold_scope<leadership>(
+        s, std::move(body), "leadership was lost during the term",
+        [&e, s](auto token) mutable { return e.async_campaign(s, std::move(token)); });
 }
 
 } // namespace conclave

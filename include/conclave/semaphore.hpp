@@ -37,8 +37,26 @@ struct semaphore_options : acquire_options<semaphore_options> {
     /// acquire is matched by one release, and only the last release frees the slot. Without
     /// it, that acquire waits for the permit to end (one slot per session).
     bool reentrant = false;
+    /// Fair mode: free slots go to the contenders of every process in the order they came
+    /// (the CreateIndex of their contender keys; Go peers' keys count too, though Go peers
+    /// do not wait their turn). Without it, a release hands its slot to the next waiter of
+    /// its own process in the release's transaction, so a busy process keeps its slots while
+    /// others wait. In fair mode a release hands its slot on only to the first in line, when
+    /// that one waits in the same process; otherwise it frees the slot for the first in line
+    /// to take. A waiter leaves a free slot to the contenders before it for at most
+    /// fair_patience, then takes it: a contender that stays in line without taking its turn
+    /// (a stuck process whose session lives on) slows the others down, never stops them.
+    /// Costs throughput across processes (the next holder writes its own grant); nothing
+    /// within one. Every semaphore object on the prefix should use the same mode.
+    bool fair = false;
+    /// Fair mode: how long a free slot is left to the contenders before this one.
+    std::chrono::milliseconds fair_patience{1000};
 
     semaphore_options& with_reentrant(bool v = true) { return set(reentrant, v); }
+    semaphore_options& with_fair(bool v = true) { return set(fair, v); }
+    semaphore_options& with_fair_patience(std::chrono::milliseconds v) {
+        return set(fair_patience, v);
+    }
     semaphore_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 

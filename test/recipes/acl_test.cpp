@@ -139,6 +139,13 @@ TEST_CASE_METHOD(acl_fixture,
               std::string::npos);
         texts.push_back(denied->what());
 
+        // Fair mode writes a contender key first: its refusal is the same error.
+        lock fair{reader, p + "fair", lock_options{}.with_fair()};
+        denied = co_await failure_of(fair.async_acquire(s));
+        REQUIRE(denied);
+        CHECK(denied->code() == errc::permission_denied);
+        texts.push_back(denied->what());
+
         semaphore sem{reader, p + "sem", 2};
         denied = co_await failure_of(sem.async_acquire(s));
         REQUIRE(denied);

@@ -88,3 +88,57 @@ TEST_CASE("only released contender keys named after a session are dead", "[semap
     CHECK(detail::dead_contenders("p", entries, 1).size() == 1);
     CHECK(detail::dead_contenders("q", entries).empty()); // (other keys)
 }
+
+namespace {
+
+kv_entry contender(std::string session, std::uint64_t create_index) {
+    kv_entry e;
+    e.key = "p/" + session;
+    e.session = session;
+    e.flags = conclave::semaphore_flag_value;
+    e.create_index = create_index;
+    e.modify_index = create_index;
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("fair mode: the first in line are the oldest waiting contenders, holders left out",
+          "[semaphore]") {
+    using conclave::detail::first_in_line;
+    semaphore_record r;
+    r.limit = 2;
+    r.holders = {"held"};
+    // Listed in key order (as Consul lists them), not in arrival order.
+    std::vector<kv_entry> entries{contender("a-late", 40), contender("b-first", 10),
+                                  contender("c-second", 20), contender("held", 5)};
+    entries.push_back(contender("p-dead", 1));
+    entries.back().session.clear(); // released by its ended session: nobody waits there
+    kv_entry lock;
+    lock.key = "p/.lock";
+    lock.flags = conclave::semaphore_flag_value;
+    lock.create_index = 1;
+    entries.push_back(lock);
+    kv_entry nested = contender("x", 2);
+    nested.key = "p/x/y"; // a nested key, not a contender key
+    entries.push_back(nested);
+    kv_entry foreign = contender("f", 3);
+    foreign.flags = 0; // someone else's key
+    entries.push_back(foreign);
+
+    CHECK(first_in_line("p", entries, r, 1) == std::vector<std::string>{"b-first"});
+    CHECK(first_in_line("p", entries, r, 2) == std::vector<std::string>{"b-first", "c-second"});
+    CHECK(first_in_line("p/", entries, r, 9) ==
+          std::vector<std::string>{"b-first", "c-second", "a-late"});
+    CHECK(first_in_line("p", entries, r, 0).empty());
+}
+
+TEST_CASE("fair mode: a key under another session's name is nobody's place in line",
+          "[semaphore]") {
+    semaphore_record r;
+    r.limit = 1;
+    auto odd = contender("a", 1);
+    odd.session = "b"; // held by b, but named after a
+    CHECK(conclave::detail::first_in_line("p", {odd, contender("c", 2)}, r, 1) ==
+          std::vector<std::string>{"c"});
+}

@@ -262,4 +262,28 @@ asio::awaitable<try_result_t<R>> spawn_try_hold(Scope scope) {
         co_return std::nullopt;
 }
 
+/// with_lock and its kin in one call: `start(token)` starts the grant's acquire with the
+/// token it is given, and the scope (hold()) runs as a coroutine of its own. Its result is
+/// the body's.
+template <class Grant, class Body, class Start>
+asio::awaitable<body_result_t<Body, Grant>> hold_scope(session& s, Body body,
+                                                       const char* lost_message, Start start) {
+    auto acquire = [start = std::move(start)]() mutable {
+        return start(with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return spawn_hold<body_result_t<Body, Grant>>(
+        hold<Grant>(s, std::move(acquire), std::move(body), lost_message));
+}
+
+/// try_with_lock and its kin: hold_scope whose result says whether the body ran.
+template <class Grant, class Body, class Start>
+asio::awaitable<try_result_t<body_result_t<Body, Grant>>>
+try_hold_scope(session& s, Body body, const char* lost_message, Start start) {
+    auto acquire = [start = std::move(start)]() mutable {
+        return start(with_diagnostics(asio::as_tuple(asio::use_awaitable)));
+    };
+    return spawn_try_hold<body_result_t<Body, Grant>>(
+        hold<Grant>(s, std::move(acquire), std::move(body), lost_message));
+}
+
 } // namespace conclave::detail

@@ -6,6 +6,8 @@
 // query's view, asking the machine again) is the same for all, and lives here once.
 #pragma once
 
+#include "consul/spawn.hpp"
+#include "observe/report.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
 #include "recipes/common/deadline.hpp"
@@ -14,11 +16,13 @@
 #include <conclave/observer.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace conclave::detail {
@@ -92,10 +96,46 @@ std::pair<error_code, Grant> waited_result(std::pair<error_code, std::optional<G
     return {r.first, r.second ? std::move(*r.second) : Grant{}};
 }
 
+/// The end of an acquire loop with `result`: a cancelled acquire completes with
+/// operation_aborted, never with a grant; `report` says how it ended (`how`, when granted).
+template <class Grant>
+std::pair<error_code, std::optional<Grant>>
+finish_acquire(acquire_report& report, std::pair<error_code, std::optional<Grant>> result,
+               bool cancelled, acquire_outcome how) {
+    if (cancelled)
+        result = {asio::error::operation_aborted, std::nullopt};
+    report.finish(result.second ? how : ungranted_outcome(cancelled, result.first), result.first);
+    return result;
+}
+
 /// Throws errc::invalid_argument, saying `what`, for an acquire with an empty session.
 inline void require_session(const std::shared_ptr<session_state>& s, const char* what) {
     if (!s)
         throw boost::system::system_error(make_error_code(errc::invalid_argument), what);
+}
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+/// Starts an async_acquire (`h` of a grant: it waits without a deadline) or an
+/// async_try_acquire (`h` of an optional grant, `deadline` its budget's end) of a recipe
+/// whose state is `st`: `loop(st, s, deadline, diag)` is its acquire loop. An empty session
+/// is refused at once (errc::invalid_argument, saying `what`). `diag` is the diagnostics
+/// the token routes to, else `fallback`.
+template <class Loop, class State, class Result>
+void start_acquire(Loop loop, std::shared_ptr<State> st, std::shared_ptr<session_state> s,
+                   deadline_t deadline, diagnostics_route* route, diagnostics* fallback,
+                   const char* what, asio::any_completion_handler<void(error_code, Result)> h) {
+    require_session(s, what);
+    auto ex = st->consul.get_executor();
+    auto* diag = diagnostics_route::target(route, fallback);
+    auto op = loop(std::move(st), std::move(s), deadline, diag);
+    if constexpr (is_optional<Result>::value)
+        spawn_op(ex, std::move(op), std::move(h));
+    else
+        spawn_op(ex, std::move(op), std::move(h), waited_result<Result>);
 }
 
 } // namespace conclave::detail

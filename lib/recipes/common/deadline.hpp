@@ -17,6 +17,10 @@ namespace conclave::detail {
 
 namespace asio = boost::asio;
 
+using clock = std::chrono::steady_clock;
+/// An optional deadline: none waits as long as it takes.
+using deadline_t = std::optional<clock::time_point>;
+
 /// Sleeps for `d` (never past `limit` when given).
 inline asio::awaitable<void>
 sleep_for(std::chrono::steady_clock::duration d,

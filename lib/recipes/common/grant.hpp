@@ -3,6 +3,7 @@
 // state (the wait for loss is grant_loss_wait.hpp).
 #pragma once
 
+#include "consul/spawn.hpp"
 #include "recipes/common/notifier.hpp"
 #include "recipes/common/shared_query.hpp"
 #include "recipes/session/session_state.hpp"
@@ -110,15 +111,32 @@ private:
     bool open_ = true;
 };
 
+/// The state of a grant of a recipe object whose state is `Recipe` (a lock's, a semaphore's,
+/// ...): it keeps that state alive and runs on its client's executor.
+template <class Recipe>
+struct grant_of : grant_state {
+    grant_of(std::shared_ptr<Recipe> r, std::shared_ptr<session_state> s, fencing_token t,
+             hold_kind k)
+        : grant_state(std::move(s), std::move(t))
+        , recipe(std::move(r)) {
+        kind = k;
+    }
+
+    asio::any_io_executor executor() const override { return recipe->consul.get_executor(); }
+
+    std::shared_ptr<Recipe> recipe;
+};
+
 /// A re-entrant acquire with `session` joins `g` (and counts one more hold of it) when `g`
 /// holds the key with that session here: not released, not lost, its session alive, its
-/// last release not begun. Returns `g` then, else null (the acquire goes its usual way).
-inline std::shared_ptr<grant_state> join_if_held(std::shared_ptr<grant_state> g,
-                                                 const std::string& session) {
+/// last release not begun. Returns `g` then (a `State`), else null (the acquire goes its
+/// usual way).
+template <class State>
+std::shared_ptr<State> join_if_held(std::shared_ptr<grant_state> g, const std::string& session) {
     if (!g || g->session->id != session || g->holds == 0 || !g->held())
         return nullptr;
     ++g->holds;
-    return g;
+    return std::static_pointer_cast<State>(std::move(g));
 }
 
 /// Completes `h` with errc::invalid_argument: the operation was asked of an empty grant (a
@@ -126,6 +144,18 @@ inline std::shared_ptr<grant_state> join_if_held(std::shared_ptr<grant_state> g,
 void refuse_empty_grant(asio::any_completion_handler<void(error_code, txn_result)> h);
 void refuse_empty_grant(asio::any_completion_handler<void(error_code, bool)> h);
 void refuse_empty_grant(asio::any_completion_handler<void(error_code)> h);
+
+/// Runs an operation of a grant whose state is a `State`: `op(state)` (an awaitable) as a
+/// coroutine of its own on the grant's executor, completing `h`. Refused at once for an
+/// empty grant.
+template <class State, class Handler, class Op>
+void run_grant_op(std::shared_ptr<grant_state> s, Handler h, Op op) {
+    if (!s)
+        return refuse_empty_grant(std::move(h));
+    auto state = std::static_pointer_cast<State>(std::move(s));
+    auto ex = state->executor();
+    spawn_op(ex, op(std::move(state)), std::move(h));
+}
 
 /// A grant's monitor subscribes to the hub's query (which then runs) only this long after
 /// it began. A holder that releases sooner (a short critical section) would have paid a

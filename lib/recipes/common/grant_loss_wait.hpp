@@ -182,4 +182,15 @@ void start_grant_loss_wait(asio::any_io_executor ex, std::shared_ptr<grant_state
                                       std::move(still_held), std::move(handler));
 }
 
+/// start_grant_loss_wait for the grant `g` of a recipe object whose state has one hub (a
+/// lock's, a semaphore's, a read-write lock's): on its executor, through that hub's query,
+/// with its options' monitor_retries. `self` owns `g`.
+template <class Recipe, class StillHeld>
+void watch_for_loss(grant_of<Recipe>& g, std::shared_ptr<grant_state> self, StillHeld still_held,
+                    asio::any_completion_handler<void(error_code)> handler) {
+    start_grant_loss_wait(g.executor(), std::move(self), *g.recipe->hub,
+                          g.recipe->opts.monitor_retries, std::move(still_held),
+                          std::move(handler));
+}
+
 } // namespace conclave::detail

@@ -10,6 +10,7 @@
 #include "recipes/common/acquire_end.hpp"
 #include "recipes/common/acquire_fsm.hpp"
 #include "recipes/common/acquire_policy.hpp"
+#include "recipes/common/contender.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/lock/lock_release.hpp"
 #include "recipes/lock/lock_state.hpp"
@@ -20,15 +21,10 @@
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
-#include <atomic>
 
 namespace conclave {
 
-using clock = std::chrono::steady_clock;
-using deadline_t = std::optional<clock::time_point>;
-using detail::lease_state;
-using detail::lock_state;
-using detail::session_state;
+using namespace detail;
 
 std::string fencing_token::to_string() const {
     return std::to_string(modify_index) + ":" + std::to_string(lock_index) + ":" + session + ":" +
@@ -58,8 +54,7 @@ asio::awaitable<void> undo_acquire(std::shared_ptr<lock_state> l, std::string se
 
 // Fair mode: this waiter's contender key, unique per process and waiter.
 std::string contender_key_for(const detail::key_hub& hub, const std::string& session) {
-    static std::atomic<std::uint64_t> sequence{0};
-    return hub.queue_prefix() + session + "." + std::to_string(++sequence);
+    return detail::unique_contender_key(hub.queue_prefix(), session);
 }
 
 // Fair mode: writes the waiter's contender key, held by its session, and learns its
@@ -71,21 +66,10 @@ asio::awaitable<error_code> enqueue(detail::key_hub& hub, detail::hub_waiter& me
     // the key writes it (see release_lease).
     ops.push_back(txn_op::lock(me.contender_key, me.session->id, me.value, 0));
     ops.push_back(txn_op::get(me.contender_key));
-    // The one write a spent budget still allows gets a little time, as an attempt does.
-    auto [ec, t] = co_await detail::call(hub.consul, detail::endpoint::txn{std::move(ops), {}},
-                                         detail::attempt_deadline(deadline));
-    if (ec)
-        co_return ec;
-    if (!t.committed || t.results.empty()) {
-        if (detail::classify_refusal(t.errors) == detail::refusal::session_gone) {
-            me.session->gone_on_server = true;
-            me.session->mark_lost(make_error_code(errc::session_invalidated));
-            co_return me.session->lost;
-        }
-        co_return make_error_code(errc::conflict); // cannot write under <key>/.queue/
-    }
-    me.contender_index = t.results.back().create_index;
-    co_return error_code{};
+    auto [ec, index] =
+        co_await detail::write_contender(hub.consul, std::move(ops), *me.session, deadline);
+    me.contender_index = index;
+    co_return ec;
 }
 
 // Deletes the waiter's contender key (bounded; a key left by a failure ends with the
@@ -329,15 +313,14 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *l->hub;
-    if (l->opts.reentrant) {
-        // Only a lease of this key joins: the key's holder here may be another recipe's grant
-        // (a multi-lock's), which an acquire of the key waits for instead.
-        auto holder = std::dynamic_pointer_cast<lease_state>(hub.local_holder.lock());
-        if (auto held = detail::join_if_held(std::move(holder), s->id))
-            co_return acquire_result{
-                error_code{},
-                detail::lease_factory::make(std::static_pointer_cast<lease_state>(held))};
-    }
+    // Only a lease of this key joins: the key's holder here may be another recipe's grant (a
+    // multi-lock's), which an acquire of the key waits for instead.
+    auto held = l->opts.reentrant
+                    ? join_if_held<lease_state>(
+                          std::dynamic_pointer_cast<lease_state>(hub.local_holder.lock()), s->id)
+                    : nullptr;
+    if (held)
+        co_return acquire_result{error_code{}, detail::lease_factory::make(std::move(held))};
     detail::acquire_report report{l->consul, grant_kind::lock, l->key};
     auto how = acquire_outcome::taken; // how a lease was granted
     queue_place place{hub, std::make_shared<detail::hub_waiter>(s, l->opts.value)};
@@ -401,11 +384,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
         co_await leave_no_trace(l, *place.me, maybe_holding && !result.second,
                                 result.second.has_value());
     }
-    if (cancelled)
-        result = {asio::error::operation_aborted, std::nullopt};
-    report.finish(result.second ? how : detail::ungranted_outcome(cancelled, result.first),
-                  result.first);
-    co_return result;
+    co_return detail::finish_acquire(report, std::move(result), cancelled, how);
 }
 
 asio::awaitable<error_code> destroy(std::shared_ptr<lock_state> l) {
@@ -436,21 +415,15 @@ const std::string& lock::key() const noexcept {
 
 void lock::acquire_impl(state_ptr l, session_ptr s, detail::diagnostics_route* route,
                         asio::any_completion_handler<void(error_code, lock_lease)> h) {
-    detail::require_session(s, "lock acquire with an empty conclave::session");
-    auto ex = l->consul.get_executor();
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), std::nullopt, diag), std::move(h),
-                     detail::waited_result<lock_lease>);
+    detail::start_acquire(acquire_loop, std::move(l), std::move(s), std::nullopt, route, nullptr,
+                          "lock acquire with an empty conclave::session", std::move(h));
 }
 
 void lock::try_acquire_impl(
     state_ptr l, session_ptr s, std::chrono::milliseconds budget, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<lock_lease>)> h) {
-    detail::require_session(s, "lock acquire with an empty conclave::session");
-    auto ex = l->consul.get_executor();
-    auto deadline = clock::now() + budget;
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), deadline, diag), std::move(h));
+    detail::start_acquire(acquire_loop, std::move(l), std::move(s), clock::now() + budget, route,
+                          nullptr, "lock acquire with an empty conclave::session", std::move(h));
 }
 
 void lock::destroy_impl(state_ptr l, asio::any_completion_handler<void(error_code)> h) {

@@ -26,7 +26,7 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<l
         co_return result{make_error_code(errc::lock_lost), txn_result{}};
     ops.insert(ops.begin(), txn_op::check_session(L->token.key, L->token.session));
     auto [ec, t] =
-        co_await detail::call(L->lock->consul, detail::endpoint::txn{std::move(ops), {}});
+        co_await detail::call(L->recipe->consul, detail::endpoint::txn{std::move(ops), {}});
     if (ec)
         co_return result{ec, txn_result{}};
     if (!t.committed) {
@@ -48,13 +48,11 @@ asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<l
 
 void detail::lease_state::start_wait_lost(std::shared_ptr<grant_state> self,
                                           asio::any_completion_handler<void(error_code)> h) {
-    auto& H = *lock->hub;
     // Held while the key names our session (not deleted, released or taken over).
-    auto still_held = [&H, session = token.session] {
+    auto still_held = [&H = *recipe->hub, session = token.session] {
         return H.entry() && H.entry()->session == session;
     };
-    start_grant_loss_wait(executor(), std::move(self), H, lock->opts.monitor_retries, still_held,
-                          std::move(h));
+    watch_for_loss(*this, std::move(self), still_held, std::move(h));
 }
 
 void detail::lease_state::start_release(std::shared_ptr<grant_state> self,
@@ -65,11 +63,9 @@ void detail::lease_state::start_release(std::shared_ptr<grant_state> self,
 
 void lock_lease::guarded_txn_impl(state_ptr s, std::vector<txn_op> ops,
                                   asio::any_completion_handler<void(error_code, txn_result)> h) {
-    if (!s)
-        return detail::refuse_empty_grant(std::move(h));
-    auto L = std::static_pointer_cast<lease_state>(std::move(s));
-    auto ex = L->executor();
-    detail::spawn_op(ex, guarded_txn(std::move(L), std::move(ops)), std::move(h));
+    detail::run_grant_op<detail::lease_state>(std::move(s), std::move(h), [&](auto L) {
+        return guarded_txn(std::move(L), std::move(ops));
+    });
 }
 
 } // namespace conclave

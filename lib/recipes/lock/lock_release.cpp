@@ -141,7 +141,7 @@ std::optional<kv_entry> next_elsewhere(const key_hub& hub, const std::string& re
 asio::awaitable<error_code> release_lease(std::shared_ptr<lease_state> L, bool hand_over) {
     if (L->released)
         co_return error_code{};
-    auto& lock = *L->lock;
+    auto& lock = *L->recipe;
     auto hub = lock.hub;
     const auto& releasing = L->token.session;
     // This process's turn is over (lock_options::local_turn): the key goes to nobody here.

@@ -64,7 +64,7 @@ namespace {
 asio::awaitable<error_code> release_grant(std::shared_ptr<multi_lease_state> L) {
     if (L->released)
         co_return error_code{};
-    auto& m = *L->lock;
+    auto& m = *L->recipe;
     auto [ec, together] = co_await detail::release_keys(
         m, L->token.session, L.get(), clock::now() + m.consul.config().request_timeout);
     if (ec)
@@ -85,13 +85,13 @@ error_code loss_of(multi_lease_state& L) {
         L.mark_lost(L.session->lost);
         // Consul no longer knows the session: what the hubs know of the keys is out of date.
         if (L.lost == errc::session_invalidated)
-            L.lock->forget_all();
+            L.recipe->forget_all();
         return L.lost;
     }
-    for (const auto& hub : L.lock->hubs) {
+    for (const auto& hub : L.recipe->hubs) {
         const bool gone =
             hub->known() && !(hub->entry() && hub->entry()->session == L.token.session);
-        if (gone || hub->failures() > L.lock->opts.monitor_retries) {
+        if (gone || hub->failures() > L.recipe->opts.monitor_retries) {
             L.mark_lost(make_error_code(errc::lock_lost));
             return L.lost;
         }
@@ -105,7 +105,7 @@ error_code loss_of(multi_lease_state& L) {
 asio::awaitable<error_code> wait_lost(std::shared_ptr<multi_lease_state> L) {
     std::vector<std::shared_ptr<void>> subscriptions;
     std::vector<detail::notifier*> ns;
-    for (auto& hub : L->lock->hubs) {
+    for (auto& hub : L->recipe->hubs) {
         subscriptions.push_back(hub->subscribe());
         ns.push_back(&hub->changed);
     }
@@ -121,14 +121,14 @@ asio::awaitable<error_code> wait_lost(std::shared_ptr<multi_lease_state> L) {
 asio::awaitable<std::pair<error_code, txn_result>> guarded_txn(std::shared_ptr<multi_lease_state> L,
                                                                std::vector<txn_op> ops) {
     using result = std::pair<error_code, txn_result>;
-    const auto& keys = L->lock->keys;
+    const auto& keys = L->recipe->keys;
     if (ops.size() + keys.size() > detail::max_txn_ops)
         co_return result{make_error_code(errc::invalid_argument), txn_result{}};
     if (L->lost || L->released)
         co_return result{make_error_code(errc::lock_lost), txn_result{}};
     (void)detail::guard_ops(keys, L->token.session, ops); // (fits: checked above)
     auto [ec, t] =
-        co_await detail::call(L->lock->consul, detail::endpoint::txn{std::move(ops), {}});
+        co_await detail::call(L->recipe->consul, detail::endpoint::txn{std::move(ops), {}});
     if (ec)
         co_return result{ec, txn_result{}};
     // The checks' own entries come first; errors are reported at the caller's positions.
@@ -157,11 +157,9 @@ void detail::multi_lease_state::start_release(std::shared_ptr<grant_state> self,
 void multi_lock_lease::guarded_txn_impl(
     state_ptr s, std::vector<txn_op> ops,
     asio::any_completion_handler<void(error_code, txn_result)> h) {
-    if (!s)
-        return detail::refuse_empty_grant(std::move(h));
-    auto L = std::static_pointer_cast<multi_lease_state>(std::move(s));
-    auto ex = L->executor();
-    detail::spawn_op(ex, guarded_txn(std::move(L), std::move(ops)), std::move(h));
+    detail::run_grant_op<detail::multi_lease_state>(std::move(s), std::move(h), [&](auto L) {
+        return guarded_txn(std::move(L), std::move(ops));
+    });
 }
 
 } // namespace conclave

@@ -8,6 +8,7 @@
 #include "observe/report.hpp"
 #include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
+#include "recipes/common/deadline.hpp"
 #include "recipes/multi_lock/multi_lock_line.hpp"
 #include "recipes/multi_lock/multi_lock_ops.hpp"
 #include "recipes/multi_lock/multi_lock_release.hpp"
@@ -21,11 +22,7 @@
 
 namespace conclave {
 
-using clock = std::chrono::steady_clock;
-using deadline_t = std::optional<clock::time_point>;
-using detail::multi_lease_state;
-using detail::multi_lock_state;
-using detail::session_state;
+using namespace detail;
 
 namespace {
 
@@ -237,11 +234,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<multi_lock_state> m
         co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
         co_await detail::release_keys(*m, s->id, nullptr, clock::now() + m->opts.cleanup_timeout);
     }
-    if (cancelled)
-        result = {asio::error::operation_aborted, std::nullopt};
-    report.finish(result.second ? how : detail::ungranted_outcome(cancelled, result.first),
-                  result.first);
-    co_return result;
+    co_return detail::finish_acquire(report, std::move(result), cancelled, how);
 }
 
 } // namespace
@@ -256,21 +249,16 @@ const std::vector<std::string>& multi_lock::keys() const noexcept {
 
 void multi_lock::acquire_impl(state_ptr m, session_ptr s, detail::diagnostics_route* route,
                               asio::any_completion_handler<void(error_code, multi_lock_lease)> h) {
-    detail::require_session(s, "multi_lock acquire with an empty conclave::session");
-    auto ex = m->consul.get_executor();
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, acquire_loop(std::move(m), std::move(s), std::nullopt, diag), std::move(h),
-                     detail::waited_result<multi_lock_lease>);
+    detail::start_acquire(acquire_loop, std::move(m), std::move(s), std::nullopt, route, nullptr,
+                          "multi_lock acquire with an empty conclave::session", std::move(h));
 }
 
 void multi_lock::try_acquire_impl(
     state_ptr m, session_ptr s, std::chrono::milliseconds budget, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<multi_lock_lease>)> h) {
-    detail::require_session(s, "multi_lock acquire with an empty conclave::session");
-    auto ex = m->consul.get_executor();
-    auto deadline = clock::now() + budget;
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    detail::spawn_op(ex, acquire_loop(std::move(m), std::move(s), deadline, diag), std::move(h));
+    detail::start_acquire(acquire_loop, std::move(m), std::move(s), clock::now() + budget, route,
+                          nullptr, "multi_lock acquire with an empty conclave::session",
+                          std::move(h));
 }
 
 } // namespace conclave

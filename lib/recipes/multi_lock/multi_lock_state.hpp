@@ -49,27 +49,21 @@ struct multi_lock_state {
     std::vector<std::shared_ptr<key_hub>> hubs; ///< hubs[i] watches keys[i]
 };
 
-struct multi_lease_state : grant_state {
+struct multi_lease_state : grant_of<multi_lock_state> {
     multi_lease_state(std::shared_ptr<multi_lock_state> m, std::shared_ptr<session_state> s,
                       fencing_token t)
-        : grant_state(std::move(s), std::move(t))
-        , lock(std::move(m)) {
-        kind = hold_kind::multi_lock;
-    }
+        : grant_of(std::move(m), std::move(s), std::move(t), hold_kind::multi_lock) {}
     // Dropped while held: a local acquire with the same session waiting for this grant to
     // end may now take the keys over.
     ~multi_lease_state() {
         if (!released && !lost)
-            lock->poke_all();
+            recipe->poke_all();
     }
 
-    asio::any_io_executor executor() const override { return lock->consul.get_executor(); }
     void start_wait_lost(std::shared_ptr<grant_state> self,
                          asio::any_completion_handler<void(error_code)> h) override;
     void start_release(std::shared_ptr<grant_state> self,
                        asio::any_completion_handler<void(error_code)> h) override;
-
-    std::shared_ptr<multi_lock_state> lock;
 };
 
 struct multi_lease_factory {

@@ -10,21 +10,16 @@
 #include "observe/report.hpp"
 #include "recipes/common/acquire_driver.hpp"
 #include "recipes/common/acquire_end.hpp"
+#include "recipes/common/contender.hpp"
+#include "recipes/common/deadline.hpp"
 #include "recipes/rwlock/rwlock_state.hpp"
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <atomic>
-
 namespace conclave {
 
-using clock = std::chrono::steady_clock;
-using deadline_t = std::optional<clock::time_point>;
-using detail::rw_lease_state;
-using detail::rw_mode;
-using detail::rwlock_state;
-using detail::session_state;
+using namespace detail;
 
 namespace {
 
@@ -43,8 +38,7 @@ struct contender {
 
 // A contender key unique per process and acquire.
 std::string contender_key_for(const detail::rw_hub& hub, const std::string& session) {
-    static std::atomic<std::uint64_t> sequence{0};
-    return hub.contender_prefix() + session + "." + std::to_string(++sequence);
+    return detail::unique_contender_key(hub.contender_prefix(), session);
 }
 
 // Writes the contender key, held by the session, and rewrites the sequence key in the same
@@ -57,22 +51,9 @@ asio::awaitable<error_code> enqueue(rwlock_state& l, session_state& s, contender
     ops.push_back(txn_op::lock(me.key, s.id, l.opts.value, flags));
     ops.push_back(txn_op::get(me.key));
     me.sent = true;
-    auto [ec, t] = co_await detail::call(l.consul, detail::endpoint::txn{std::move(ops), {}},
-                                         detail::attempt_deadline(deadline));
-    if (ec)
-        co_return ec;
-    if (!t.committed || t.results.empty()) {
-        if (detail::classify_refusal(t.errors) == detail::refusal::session_gone) {
-            s.gone_on_server = true;
-            s.mark_lost(make_error_code(errc::session_invalidated));
-            co_return s.lost;
-        }
-        if (detail::classify_refusal(t.errors) == detail::refusal::denied)
-            co_return make_error_code(errc::permission_denied);
-        co_return make_error_code(errc::conflict);
-    }
-    me.create_index = t.results.back().create_index;
-    co_return error_code{};
+    auto [ec, index] = co_await detail::write_contender(l.consul, std::move(ops), s, deadline);
+    me.create_index = index;
+    co_return ec;
 }
 
 // The contender key's write, tried again while Consul cannot take it, within the budget.
@@ -239,12 +220,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<rwlock_state> l,
         co_await asio::this_coro::reset_cancellation_state(asio::disable_cancellation());
         co_await leave_line(l, s, me);
     }
-    if (cancelled)
-        result = {asio::error::operation_aborted, std::nullopt};
-    report.finish(result.second ? acquire_outcome::taken
-                                : detail::ungranted_outcome(cancelled, result.first),
-                  result.first);
-    co_return result;
+    co_return detail::finish_acquire(report, std::move(result), cancelled, acquire_outcome::taken);
 }
 
 std::string checked_key(std::string key) {
@@ -252,6 +228,15 @@ std::string checked_key(std::string key) {
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "read_write_lock with an empty key");
     return key;
+}
+
+// The acquire loop of a read (write false) or a write grant, as start_acquire calls it.
+auto loop_of(bool write) {
+    const auto mode = write ? rw_mode::write : rw_mode::read;
+    return [mode](std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
+                  deadline_t deadline, diagnostics* diag) {
+        return acquire_loop(std::move(l), std::move(s), mode, deadline, diag);
+    };
 }
 
 } // namespace
@@ -266,25 +251,17 @@ const std::string& read_write_lock::key() const noexcept {
 void read_write_lock::acquire_impl(
     state_ptr l, session_ptr s, bool write, detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, read_write_lease)> h) {
-    detail::require_session(s, "read_write_lock acquire with an empty conclave::session");
-    auto ex = l->consul.get_executor();
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    const auto mode = write ? rw_mode::write : rw_mode::read;
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), mode, std::nullopt, diag),
-                     std::move(h), detail::waited_result<read_write_lease>);
+    detail::start_acquire(loop_of(write), std::move(l), std::move(s), std::nullopt, route, nullptr,
+                          "read_write_lock acquire with an empty conclave::session", std::move(h));
 }
 
 void read_write_lock::try_acquire_impl(
     state_ptr l, session_ptr s, bool write, std::chrono::milliseconds budget,
     detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<read_write_lease>)> h) {
-    detail::require_session(s, "read_write_lock acquire with an empty conclave::session");
-    auto ex = l->consul.get_executor();
-    const auto deadline = clock::now() + budget;
-    auto* diag = detail::diagnostics_route::target(route, nullptr);
-    const auto mode = write ? rw_mode::write : rw_mode::read;
-    detail::spawn_op(ex, acquire_loop(std::move(l), std::move(s), mode, deadline, diag),
-                     std::move(h));
+    detail::start_acquire(loop_of(write), std::move(l), std::move(s), clock::now() + budget, route,
+                          nullptr, "read_write_lock acquire with an empty conclave::session",
+                          std::move(h));
 }
 
 } // namespace conclave

@@ -81,7 +81,7 @@ asio::awaitable<error_code> release_grant(std::shared_ptr<rw_lease_state> L) {
     if (L->released)
         co_return error_code{};
     // (a key deleted already is released too)
-    if (auto ec = co_await release_contender(*L->lock, L->contender_key))
+    if (auto ec = co_await release_contender(*L->recipe, L->contender_key))
         co_return ec; // unknown outcome: still counts as held, the caller may retry
     L->mark_released();
     L->mark_lost(make_error_code(errc::lock_lost)); // wakes the waits for the loss
@@ -94,7 +94,7 @@ asio::awaitable<error_code> release_grant(std::shared_ptr<rw_lease_state> L) {
 // none when Consul refused (the key or the sequence changed).
 asio::awaitable<std::pair<error_code, std::optional<kv_entry>>>
 change_mode(rw_lease_state& L, rw_mode to, std::uint64_t sequence) {
-    auto& lock = *L.lock;
+    auto& lock = *L.recipe;
     std::vector<txn_op> ops;
     if (to == rw_mode::write) // (0: the sequence key was deleted since; absent it must stay)
         ops.push_back(sequence != 0 ? txn_op::check_index(lock.hub->sequence_key, sequence)
@@ -126,7 +126,7 @@ change_mode(rw_lease_state& L, rw_mode to, std::uint64_t sequence) {
 
 // Whether the grant's contender key still names its session in the hub's known state.
 bool listed(const rw_lease_state& L) {
-    const auto& cs = L.lock->hub->contenders();
+    const auto& cs = L.recipe->hub->contenders();
     const auto at = detail::rw_find(cs, L.contender_key);
     return at && cs[*at].session == L.token.session;
 }
@@ -134,7 +134,7 @@ bool listed(const rw_lease_state& L) {
 // After a change of mode with no answer: waits for a fresh state of the key and takes mode
 // and token from the contender key as Consul has it. False when the grant is not held.
 asio::awaitable<bool> reconcile(rw_lease_state& L) {
-    auto& hub = *L.lock->hub;
+    auto& hub = *L.recipe->hub;
     auto subscription = hub.subscribe();
     while (L.reconcile) {
         if (!L.held())
@@ -163,7 +163,7 @@ asio::awaitable<std::pair<error_code, bool>> upgrade(std::shared_ptr<rw_lease_st
         co_return result{L->lost ? L->lost : make_error_code(errc::lock_lost), false};
     if (L->mode == rw_mode::write && L->held())
         co_return result{error_code{}, true};
-    auto& hub = *L->lock->hub;
+    auto& hub = *L->recipe->hub;
     auto subscription = hub.subscribe();
     const auto deadline = clock::now() + budget;
     bool looked = false;
@@ -217,11 +217,9 @@ asio::awaitable<error_code> downgrade(std::shared_ptr<rw_lease_state> L) {
 
 void detail::rw_lease_state::start_wait_lost(std::shared_ptr<grant_state> self,
                                              asio::any_completion_handler<void(error_code)> h) {
-    auto& H = *lock->hub;
     // Held while the contender key names our session (not deleted, not released).
-    auto still_held = [this] { return listed(*this); };
-    start_grant_loss_wait(executor(), std::move(self), H, lock->opts.monitor_retries, still_held,
-                          std::move(h));
+    watch_for_loss(
+        *this, std::move(self), [this] { return listed(*this); }, std::move(h));
 }
 
 void detail::rw_lease_state::start_release(std::shared_ptr<grant_state> self,
@@ -236,20 +234,14 @@ bool read_write_lease::writing() const noexcept {
 
 void read_write_lease::upgrade_impl(state_ptr s, std::chrono::milliseconds budget,
                                     asio::any_completion_handler<void(error_code, bool)> h) {
-    if (!s)
-        return detail::refuse_empty_grant(std::move(h));
-    auto L = std::static_pointer_cast<rw_lease_state>(std::move(s));
-    auto ex = L->executor();
-    detail::spawn_op(ex, upgrade(std::move(L), budget), std::move(h));
+    detail::run_grant_op<detail::rw_lease_state>(
+        std::move(s), std::move(h), [&](auto L) { return upgrade(std::move(L), budget); });
 }
 
 void read_write_lease::downgrade_impl(state_ptr s,
                                       asio::any_completion_handler<void(error_code)> h) {
-    if (!s)
-        return detail::refuse_empty_grant(std::move(h));
-    auto L = std::static_pointer_cast<rw_lease_state>(std::move(s));
-    auto ex = L->executor();
-    detail::spawn_op(ex, downgrade(std::move(L)), std::move(h));
+    detail::run_grant_op<detail::rw_lease_state>(std::move(s), std::move(h),
+                                                 [](auto L) { return downgrade(std::move(L)); });
 }
 
 } // namespace conclave

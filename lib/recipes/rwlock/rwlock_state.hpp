@@ -3,6 +3,7 @@
 #pragma once
 
 #include "recipes/common/grant.hpp"
+#include "recipes/common/keyed_state.hpp"
 #include "recipes/rwlock/rw_hub.hpp"
 
 #include <conclave/read_write_lock.hpp>
@@ -12,21 +13,10 @@
 
 namespace conclave::detail {
 
-struct rwlock_state {
-    rwlock_state(client c, std::string k, read_write_lock_options o)
-        : consul(std::move(c))
-        , key(std::move(k))
-        , opts(std::move(o))
-        , hub(rw_hub::of(consul, key, rw_hub::settings{opts.wait, opts.monitor_retry_wait})) {}
-    ~rwlock_state() { shared_query::let_go(hub); }
-    rwlock_state(const rwlock_state&) = delete;
-    rwlock_state& operator=(const rwlock_state&) = delete;
-
-    client consul;
-    std::string key;
-    read_write_lock_options opts;
-    /// Shared with every read_write_lock on this key of this client.
-    std::shared_ptr<rw_hub> hub;
+struct rwlock_state : keyed_state<read_write_lock_options, rw_hub> {
+    rwlock_state(client c, std::string k, const read_write_lock_options& o)
+        : keyed_state(std::move(c), std::move(k), o,
+                      rw_hub::settings{o.wait, o.monitor_retry_wait}) {}
 };
 
 /// Deletes contender key `key` of session `s` in the background, retrying (with pauses)
@@ -35,29 +25,24 @@ struct rwlock_state {
 void leave_for_good(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
                     std::string key);
 
-struct rw_lease_state : grant_state {
+struct rw_lease_state : grant_of<rwlock_state> {
     rw_lease_state(std::shared_ptr<rwlock_state> l, std::shared_ptr<session_state> s,
                    fencing_token t, std::string contender, rw_mode m)
-        : grant_state(std::move(s), std::move(t))
-        , lock(std::move(l))
+        : grant_of(std::move(l), std::move(s), std::move(t), hold_kind::read_write_lock)
         , contender_key(std::move(contender))
-        , mode(m) {
-        kind = hold_kind::read_write_lock;
-    }
+        , mode(m) {}
     // Dropped while held: its contender key would keep every writer behind it waiting
     // until the session ends. It is deleted in the background.
     ~rw_lease_state() {
         if (!released && !lost)
-            leave_for_good(lock, session, contender_key);
+            leave_for_good(recipe, session, contender_key);
     }
 
-    asio::any_io_executor executor() const override { return lock->consul.get_executor(); }
     void start_wait_lost(std::shared_ptr<grant_state> self,
                          asio::any_completion_handler<void(error_code)> h) override;
     void start_release(std::shared_ptr<grant_state> self,
                        asio::any_completion_handler<void(error_code)> h) override;
 
-    std::shared_ptr<rwlock_state> lock;
     std::string contender_key;
     rw_mode mode;
     /// A change of mode whose outcome is unknown (no answer): mode and token are read back

@@ -10,14 +10,13 @@ namespace conclave::detail {
 
 void permit_state::start_wait_lost(std::shared_ptr<grant_state> self,
                                    asio::any_completion_handler<void(error_code)> h) {
-    auto& S = *sem;
+    auto& S = *recipe;
     // Held while `.lock` lists our session among the live holders (with our limit).
     auto still_held = [&S, session = token.session] {
         auto r = interpret(S, S.hub->lock_entry(), S.hub->entries(), nullptr);
         return !r.ec && r.record.holders.count(session) > 0;
     };
-    start_grant_loss_wait(executor(), std::move(self), *S.hub, S.opts.monitor_retries, still_held,
-                          std::move(h));
+    watch_for_loss(*this, std::move(self), still_held, std::move(h));
 }
 
 void permit_state::start_release(std::shared_ptr<grant_state> self,

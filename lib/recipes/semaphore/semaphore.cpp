@@ -27,15 +27,7 @@
 
 namespace conclave {
 
-using clock = std::chrono::steady_clock;
-using deadline_t = std::optional<clock::time_point>;
-using detail::cas_race_backoff;
-using detail::handoff_batch;
-using detail::permit_state;
-using detail::semaphore_hub;
-using detail::semaphore_state;
-using detail::semaphore_waiter;
-using detail::session_state;
+using namespace detail;
 using phase = semaphore_waiter::phase;
 
 namespace {
@@ -172,6 +164,18 @@ struct attempt_plan {
     bool was_handed = false; // the slot found ours came from a transaction of unknown outcome
 };
 
+// Fair mode: whether the waiter `me` still leaves free slots to the contenders before it.
+// Its patience runs from its first view of this state of the prefix (a change means the
+// line moves).
+bool deferring(semaphore_waiter& me, const detail::acquire_view& v,
+               std::chrono::milliseconds patience) {
+    if (!me.deferring_since || me.deferring_at_index != v.state_index) {
+        me.deferring_since = v.now;
+        me.deferring_at_index = v.state_index;
+    }
+    return v.now < *me.deferring_since + patience;
+}
+
 // What the hub, our place in its queue and the session say now, for the acquire machine;
 // `plan` gets what an attempt would write.
 detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, session_state& s,
@@ -244,8 +248,25 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     }
     // Free slots: us, and as many queued local waiters as fit, in one CAS.
     const std::size_t free = sem.limit - r.record.holders.size();
-    plan.members =
-        detail::next_in_line(hub, sem.limit, r.record, s.id, plan.take ? free - 1 : free);
+    if (sem.opts.fair && deferring(me, v, sem.opts.fair_patience)) {
+        // Only the first in line, here or elsewhere, may take the free slots.
+        const auto first = detail::first_in_line(sem.prefix, hub.entries(), r.record, free);
+        const bool ours = std::find(first.begin(), first.end(), s.id) != first.end();
+        plan.members = detail::next_in_line(hub, sem.limit, r.record, s.id,
+                                            plan.take && ours ? free - 1 : free, {}, &first);
+        if (plan.take && !ours) {
+            if (plan.members.empty()) {
+                // Left to the contenders before us, in other processes.
+                v.key = detail::key_state::others_turn;
+                v.yield_until = *me.deferring_since + sem.opts.fair_patience;
+                return v;
+            }
+            plan.take = false; // the waiters here before us take them
+        }
+    } else {
+        plan.members =
+            detail::next_in_line(hub, sem.limit, r.record, s.id, plan.take ? free - 1 : free);
+    }
     if (!plan.take && plan.members.empty()) {
         v.key = detail::key_state::held_here;
         return v;
@@ -320,12 +341,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                                              std::shared_ptr<session_state> s, deadline_t deadline,
                                              diagnostics* diag) {
     auto& hub = *sem->hub;
-    if (sem->opts.reentrant) {
-        if (auto held = detail::join_if_held(hub.permit_here(s->id), s->id))
-            co_return acquire_result{
-                error_code{},
-                detail::permit_factory::make(std::static_pointer_cast<permit_state>(held))};
-    }
+    auto held =
+        sem->opts.reentrant ? join_if_held<permit_state>(hub.permit_here(s->id), s->id) : nullptr;
+    if (held)
+        co_return acquire_result{error_code{}, detail::permit_factory::make(std::move(held))};
     detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
     auto how = acquire_outcome::taken; // how a permit was granted
     queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
@@ -413,11 +432,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
             co_await delete_contender(sem, s->id, until);
         }
     }
-    if (cancelled)
-        result = {asio::error::operation_aborted, std::nullopt};
-    report.finish(result.second ? how : detail::ungranted_outcome(cancelled, result.first),
-                  result.first);
-    co_return result;
+    co_return detail::finish_acquire(report, std::move(result), cancelled, how);
 }
 
 // Watches the permit through the hub's shared query: lost when our session leaves the
@@ -465,22 +480,19 @@ std::uint32_t semaphore::limit() const noexcept {
 
 void semaphore::acquire_impl(state_ptr sem, session_ptr s, detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
-    detail::require_session(s, "semaphore acquire with an empty conclave::session");
-    auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
-    auto ex = sem->consul.get_executor();
-    detail::spawn_op(ex, acquire_loop(std::move(sem), std::move(s), std::nullopt, diag),
-                     std::move(h), detail::waited_result<permit>);
+    auto* fallback = sem->opts.diag; // (read before sem is moved)
+    detail::start_acquire(acquire_loop, std::move(sem), std::move(s), std::nullopt, route, fallback,
+                          "semaphore acquire with an empty conclave::session", std::move(h));
 }
 
 void semaphore::try_acquire_impl(
     state_ptr sem, session_ptr s, std::chrono::milliseconds budget,
     detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<permit>)> h) {
-    detail::require_session(s, "semaphore acquire with an empty conclave::session");
-    const auto deadline = clock::now() + budget;
-    auto* diag = detail::diagnostics_route::target(route, sem->opts.diag);
-    auto ex = sem->consul.get_executor();
-    detail::spawn_op(ex, acquire_loop(std::move(sem), std::move(s), deadline, diag), std::move(h));
+    auto* fallback = sem->opts.diag; // (read before sem is moved)
+    detail::start_acquire(acquire_loop, std::move(sem), std::move(s), clock::now() + budget, route,
+                          fallback, "semaphore acquire with an empty conclave::session",
+                          std::move(h));
 }
 
 void semaphore::destroy_impl(state_ptr sem, asio::any_completion_handler<void(error_code)> h) {

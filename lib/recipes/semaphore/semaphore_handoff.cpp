@@ -108,7 +108,8 @@ void handoff_batch::undo_in_background(const semaphore_waiter& w) {
 
 handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limit,
                                     const semaphore_record& record, const std::string& skip_session,
-                                    std::size_t slots, const std::string& ending) {
+                                    std::size_t slots, const std::string& ending,
+                                    const std::vector<std::string>* only) {
     handoff_batch::waiters out;
     const auto now = clock::now();
     for (const auto& w : hub.queue) {
@@ -117,7 +118,8 @@ handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limi
         const auto& id = w->session->id;
         if (w->limit != limit || !w->can_be_handed(now) || id == skip_session ||
             record.holders.count(id) || hub.clearing.count(id) ||
-            (id != ending && hub.held_here_by(id)))
+            (id != ending && hub.held_here_by(id)) ||
+            (only && std::find(only->begin(), only->end(), id) == only->end()))
             continue;
         const bool duplicate = std::any_of(out.begin(), out.end(), [&](const auto& o) {
             return o->session->id == w->session->id;

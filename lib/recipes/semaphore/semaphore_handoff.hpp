@@ -62,9 +62,11 @@ private:
 /// session with a live local permit or being cleared (semaphore_hub::slot_busy): adding a
 /// session that holds a slot changes nothing, so two acquires would share that slot.
 /// `ending`: the session whose permit this transaction releases; its waiters may take
-/// its slot (one after the other).
+/// its slot (one after the other). `only` (fair mode's first in line): when given, no
+/// waiter of another session.
 handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limit,
                                     const semaphore_record& record, const std::string& skip_session,
-                                    std::size_t slots, const std::string& ending = {});
+                                    std::size_t slots, const std::string& ending = {},
+                                    const std::vector<std::string>* only = nullptr);
 
 } // namespace conclave::detail

@@ -21,6 +21,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct semaphore_waiter {
     /// Its session's permit ended without a release (its last handle dropped): the slot the
     /// session still holds may be taken over, even away from the front.
     bool recheck = false;
+    /// Fair mode: since when (and in which state of the prefix) it leaves a free slot to the
+    /// contenders before it.
+    std::optional<std::chrono::steady_clock::time_point> deferring_since;
+    std::uint64_t deferring_at_index = 0;
     /// Wakes this waiter alone (reaching the front, handed a slot).
     notifier wake;
 

@@ -117,6 +117,29 @@ std::vector<dead_contender> dead_contenders(std::string_view prefix,
     return out;
 }
 
+std::vector<std::string> first_in_line(std::string_view prefix,
+                                       const std::vector<kv_entry>& entries,
+                                       const semaphore_record& record, std::size_t slots) {
+    const std::string children = join_key(prefix, "");
+    std::vector<const kv_entry*> waiting;
+    for (const auto& e : entries) {
+        const std::string_view key = e.key;
+        if (e.session.empty() || e.flags != semaphore_flag_value || !key.starts_with(children))
+            continue;
+        const auto name = key.substr(children.size());
+        if (name == e.session && record.holders.count(e.session) == 0)
+            waiting.push_back(&e);
+    }
+    const auto first = std::min(slots, waiting.size());
+    std::partial_sort(
+        waiting.begin(), waiting.begin() + first, waiting.end(),
+        [](const kv_entry* a, const kv_entry* b) { return a->create_index < b->create_index; });
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < first; ++i)
+        out.push_back(waiting[i]->session);
+    return out;
+}
+
 std::string join_key(std::string_view prefix, std::string_view name) {
     while (!prefix.empty() && prefix.back() == '/')
         prefix.remove_suffix(1);

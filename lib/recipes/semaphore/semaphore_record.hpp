@@ -55,4 +55,12 @@ std::vector<dead_contender> dead_contenders(std::string_view prefix,
                                             const std::vector<kv_entry>& entries_under_prefix,
                                             std::size_t max = max_swept_per_txn);
 
+/// Fair mode: the sessions of the waiting contenders that come first, at most `slots`, in
+/// the order of their contender keys' CreateIndex (their arrival). A waiting contender is a
+/// direct child `<prefix>/<session>` held by that session (a live contender, ours or a Go
+/// peer's), whose session is not among `record`'s holders.
+std::vector<std::string> first_in_line(std::string_view prefix,
+                                       const std::vector<kv_entry>& entries,
+                                       const semaphore_record& record, std::size_t slots);
+
 } // namespace conclave::detail

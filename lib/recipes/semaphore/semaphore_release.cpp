@@ -64,12 +64,27 @@ asio::awaitable<void> delete_unused_contender(semaphore_state& sem, const std::s
     (void)deleted;
 }
 
+// Who our slot goes to in the release: the next local waiter (which may be another acquire
+// of our session: it then holds the slot after us). In fair mode, only the first in line,
+// if it waits here; our own contender key stands in no line (it is counted as a holder's).
+handoff_batch::waiters next_holder(const semaphore_state& sem, const semaphore_hub& hub,
+                                   const semaphore_record& record, const std::string& me) {
+    if (!sem.opts.fair)
+        return next_in_line(hub, sem.limit, record, "", 1, me);
+    auto line = record;
+    line.holders.insert(me);
+    const std::size_t free =
+        sem.limit > record.holders.size() ? sem.limit - record.holders.size() : 0;
+    const auto first = first_in_line(sem.prefix, hub.entries(), line, free);
+    return next_in_line(hub, sem.limit, record, "", 1, me, &first);
+}
+
 } // namespace
 
 asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
     if (P->released)
         co_return error_code{};
-    auto& sem = *P->sem;
+    auto& sem = *P->recipe;
     auto hub = sem.hub;
     const auto& me = P->token.session;
     const auto contender = sem.contender_key(me);
@@ -98,10 +113,9 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         std::vector<txn_op> ops;
         handoff_batch::waiters next;
         if (listed) {
-            // Our slot goes to the next local waiter, unless the limit is not ours. That may
-            // be another acquire of our session: it then holds the slot after us.
+            // Our slot goes to a local waiter (next_holder), unless the limit is not ours.
             if (record->limit == static_cast<std::int64_t>(sem.limit))
-                next = next_in_line(*hub, sem.limit, *record, "", 1, me);
+                next = next_holder(sem, *hub, *record, me);
             for (const auto& w : next)
                 record->holders.insert(w->session->id);
             ops.push_back(txn_op::cas(sem.lock_key, record->encode(), lock->modify_index,

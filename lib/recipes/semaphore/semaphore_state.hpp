@@ -40,15 +40,12 @@ struct semaphore_state {
     std::shared_ptr<semaphore_hub> hub;
 };
 
-struct permit_state : grant_state {
-    permit_state(std::shared_ptr<semaphore_state> sem_, std::shared_ptr<session_state> s,
+struct permit_state : grant_of<semaphore_state> {
+    permit_state(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
                  fencing_token t)
-        : grant_state(std::move(s), std::move(t))
-        , sem(std::move(sem_)) {
-        kind = hold_kind::semaphore;
-    }
+        : grant_of(std::move(sem), std::move(s), std::move(t), hold_kind::semaphore) {}
     ~permit_state() {
-        auto& hub = *sem->hub;
+        auto& hub = *recipe->hub;
         const auto it = hub.local_permits.find(token.session);
         if (it != hub.local_permits.end() && it->second.expired())
             hub.local_permits.erase(it); // (not when a later permit of the session took it)
@@ -58,13 +55,10 @@ struct permit_state : grant_state {
             hub.permit_dropped(token.session);
     }
 
-    asio::any_io_executor executor() const override { return sem->consul.get_executor(); }
     void start_wait_lost(std::shared_ptr<grant_state> self,
                          asio::any_completion_handler<void(error_code)> h) override;
     void start_release(std::shared_ptr<grant_state> self,
                        asio::any_completion_handler<void(error_code)> h) override;
-
-    std::shared_ptr<semaphore_state> sem;
 };
 
 struct permit_factory {
