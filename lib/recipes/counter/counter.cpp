@@ -113,8 +113,10 @@ asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, cons
             said.client_message =
                 op.what + (refused_unapplied(write_error)
                                ? ": Consul refused the write; nothing written"
-                               : ": the write got no answer, so its outcome is unknown: it may "
-                                 "have been applied (read the counter to know)");
+                               : (said.http_status == 0 ? ": the write got no answer"
+                                                        : ": Consul's error does not say") +
+                                     ", so its outcome is unknown: it may have been applied "
+                                     "(read the counter to know)");
             co_return value_result{write_error, 0};
         }
         if (written)
