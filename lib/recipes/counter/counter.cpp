@@ -110,13 +110,15 @@ asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, cons
                                      kv_put_options{}.with_cas(cas).with_flags(0).with_diag(&said)};
         auto [write_error, written] = co_await detail::call(st->consul, std::move(put), until);
         if (write_error) {
-            said.client_message =
-                op.what + (refused_unapplied(write_error)
-                               ? ": Consul refused the write; nothing written"
-                               : (said.http_status == 0 ? ": the write got no answer"
-                                                        : ": Consul's error does not say") +
-                                     ", so its outcome is unknown: it may have been applied "
-                                     "(read the counter to know)");
+            std::string outcome;
+            if (refused_unapplied(write_error))
+                outcome = ": Consul refused the write; nothing written";
+            else
+                outcome = std::string{said.http_status == 0 ? ": the write got no answer"
+                                                            : ": Consul's error does not say"} +
+                          ", so its outcome is unknown: it may have been applied (read the "
+                          "counter to know)";
+            said.client_message = op.what + outcome;
             co_return value_result{write_error, 0};
         }
         if (written)
