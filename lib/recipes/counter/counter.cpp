@@ -77,6 +77,14 @@ bool refused_unapplied(const error_code& ec) {
            ec == errc::invalid_argument || ec == errc::pool_closed;
 }
 
+// Puts `ours` before what the client said about the request that failed (its method, URL
+// and error), keeping both.
+void describe(diagnostics& said, std::string ours) {
+    if (!said.client_message.empty())
+        ours += "; " + said.client_message;
+    said.client_message = std::move(ours);
+}
+
 asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, const write_op& op,
                                          diagnostics& said) {
     const auto budget =
@@ -88,7 +96,7 @@ asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, cons
         auto [read_error, read] = co_await detail::call(
             st->consul, detail::endpoint::kv_get{st->key, query_options{}.with_diag(&said)}, until);
         if (read_error) {
-            said.client_message = op.what + ": reading the key failed; nothing written";
+            describe(said, op.what + ": reading the key failed, nothing written");
             co_return value_result{read_error, 0};
         }
         auto judged = detail::judge_counter(st->key, read.entry);
@@ -112,13 +120,13 @@ asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, cons
         if (write_error) {
             std::string outcome;
             if (refused_unapplied(write_error))
-                outcome = ": Consul refused the write; nothing written";
+                outcome = ": Consul refused the write, nothing written";
             else
                 outcome = std::string{said.http_status == 0 ? ": the write got no answer"
                                                             : ": Consul's error does not say"} +
                           ", so its outcome is unknown: it may have been applied (read the "
                           "counter to know)";
-            said.client_message = op.what + outcome;
+            describe(said, op.what + outcome);
             co_return value_result{write_error, 0};
         }
         if (written)
