@@ -29,7 +29,8 @@ struct counter_options : detail::options_base<counter_options> {
     /// pause). 0: the client's request_timeout.
     std::chrono::milliseconds budget{0};
     /// Longest blocking query of the read that async_wait_change shares (Consul adds up to
-    /// 1/16 of jitter).
+    /// 1/16 of jitter). That read is the client's for the key: the first counter object of
+    /// a client on a key sets its wait and retry_wait, for every later one too.
     std::chrono::milliseconds wait{60000};
     /// Pause between tries of that read after it failed.
     std::chrono::milliseconds retry_wait{1000};

@@ -432,6 +432,26 @@ TEST_CASE_METHOD(recipes_fixture, "a wait sees the next change, a deletion and a
     run(ioc, body());
 }
 
+TEST_CASE_METHOD(recipes_fixture, "a wait ends with a conflict when the key stops being a counter",
+                 "[counter][watch]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto key = p + "spoiled";
+        counter c{consul, key};
+        co_await c.async_set(3);
+        const auto before = co_await c.async_get();
+        auto spoil = [&]() -> asio::awaitable<void> { co_await consul.async_kv_put(key, "three"); };
+        auto wait = [&]() -> asio::awaitable<std::pair<error_code, std::string>> {
+            co_return co_await thrown_by(c.async_wait_change(before.index));
+        };
+        using namespace asio::experimental::awaitable_operators;
+        const auto [ec, what] = co_await (wait() && spoil());
+        CHECK(ec == errc::conflict);
+        CHECK(contains(what, "its value \"three\""));
+        co_await consul.async_kv_delete(key);
+    };
+    run(ioc, body());
+}
+
 TEST_CASE_METHOD(recipes_fixture, "a cancelled wait completes with operation_aborted",
                  "[counter][watch]") {
     auto body = [&]() -> asio::awaitable<void> {
