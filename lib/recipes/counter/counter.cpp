@@ -153,7 +153,9 @@ asio::awaitable<value_result> run_write(std::shared_ptr<counter_state> st, write
     } catch (...) {
         r = value_result{detail::error_from_exception(std::current_exception()), 0};
         said.clear();
-        said.client_message = op.what + ": cancelled before its write; nothing written";
+        said.client_message =
+            op.what + (r.first == asio::error::operation_aborted ? ": cancelled" : ": failed") +
+            " before its write; nothing written";
     }
     if (diag)
         *diag = r.first ? said : diagnostics{};
