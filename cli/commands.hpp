@@ -11,6 +11,7 @@ namespace conclave::cli {
 using args = std::span<const std::string_view>;
 
 int agent_command(args a);
+int counter_command(args a);
 int elect_command(args a);
 int lock_command(args a);
 int kv_command(args a);

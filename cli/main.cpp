@@ -19,6 +19,8 @@ struct command {
 // One row per subcommand: the usage below is generated from this table.
 constexpr command commands[] = {
     {"agent", conclave::cli::agent_command, "Runs the embedded dev agent (conclave agent -dev)"},
+    {"counter", conclave::cli::counter_command,
+     "Reads, adds to or sets a counter (a number in a key)"},
     {"elect", conclave::cli::elect_command, "Runs a command while leading an election"},
     {"kv", conclave::cli::kv_command, "Reads, writes, deletes, exports and imports KV entries"},
     {"lock", conclave::cli::lock_command, "Runs a command while holding a lock or semaphore"},

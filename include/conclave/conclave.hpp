@@ -6,6 +6,7 @@
 
 #include <conclave/client.hpp>
 #include <conclave/config.hpp>
+#include <conclave/counter.hpp>
 #include <conclave/elector.hpp>
 #include <conclave/error.hpp>
 #include <conclave/fence.hpp>
@@ -26,5 +27,5 @@
 
 /// \namespace conclave
 /// Everything conclave declares: the Consul client (client, client_config), the recipes
-/// built on it (session, lock, semaphore, elector, watch, fence, async_fenced_put, with_lock)
-/// and their errors (errc, error). The embedded dev agent is in conclave::dev.
+/// built on it (session, lock, semaphore, elector, watch, counter, fence, async_fenced_put,
+/// with_lock) and their errors (errc, error). The embedded dev agent is in conclave::dev.

@@ -84,6 +84,7 @@ TEST_CASE("args: every command has -help", "[args]") {
         {{"kv", "put", "--help"}, "Usage: conclave kv"},
         {{"kv", "delete", "-h"}, "Usage: conclave kv"},
         {{"watch", "-help"}, "Usage: conclave watch"},
+        {{"counter", "-help"}, "Usage: conclave counter"},
         {{"agent", "-help"}, "Usage: conclave agent"},
     };
     for (const auto& [args, usage] : cases) {

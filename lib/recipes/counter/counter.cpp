@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: BSL-1.0
+// class counter: reads, check-and-set writes retried on lost races, and waits for a change
+// on the key's shared query.
+#include "consul/endpoint.hpp"
+#include "consul/endpoints/kv.hpp"
+#include "consul/spawn.hpp"
+#include "recipes/common/cas_race_backoff.hpp"
+#include "recipes/common/deadline.hpp"
+#include "recipes/counter/counter_hub.hpp"
+#include "recipes/counter/counter_value.hpp"
+
+#include <conclave/counter.hpp>
+
+#include <boost/asio/this_coro.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace conclave {
+
+namespace detail {
+
+struct counter_state {
+    counter_state(client& c, std::string k, counter_options o)
+        : consul(c)
+        , key(std::move(k))
+        , opts(std::move(o))
+        , hub(counter_hub::of(consul, key,
+                              shared_query::settings{opts.wait, opts.retry_wait, false})) {}
+    ~counter_state() { shared_query::let_go(hub); }
+    counter_state(const counter_state&) = delete;
+    counter_state& operator=(const counter_state&) = delete;
+
+    client consul;
+    std::string key;
+    counter_options opts;
+    std::shared_ptr<counter_hub> hub;
+};
+
+} // namespace detail
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using detail::counter_state;
+using value_result = std::pair<error_code, std::int64_t>;
+using reading_result = std::pair<error_code, counter_reading>;
+
+// What a write does with the value it read: complete with `result` without writing (no
+// `write`), write `write` and then complete with `result`, or fail with `ec` (described in
+// `why`).
+struct decision {
+    decision() = default;
+    std::optional<std::int64_t> write;
+    std::int64_t result = 0;
+    error_code ec;
+    std::string why;
+};
+
+// One write operation: a description for messages ("add 5 to key k"), and its rule.
+struct write_op {
+    write_op(std::string w, std::function<decision(std::int64_t)> d)
+        : what(std::move(w))
+        , decide(std::move(d)) {}
+    std::string what;
+    std::function<decision(std::int64_t)> decide;
+};
+
+// Consul answered the write with a refusal: it was not applied. Any other failure (no
+// reply: cancelled, timed out, connection lost; a 500, which a Raft apply that timed out
+// also gives) leaves its outcome unknown.
+bool refused_unapplied(const error_code& ec) {
+    return ec == errc::bad_request || ec == errc::permission_denied || ec == errc::not_found ||
+           ec == errc::request_too_large || ec == errc::rate_limited ||
+           ec == errc::invalid_argument || ec == errc::pool_closed;
+}
+
+// Puts `ours` before what the client said about the request that failed (its method, URL
+// and error), keeping both.
+void describe(diagnostics& said, std::string ours) {
+    if (!said.client_message.empty())
+        ours += "; " + said.client_message;
+    said.client_message = std::move(ours);
+}
+
+asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, const write_op& op,
+                                         diagnostics& said) {
+    const auto budget =
+        st->opts.budget.count() > 0 ? st->opts.budget : st->consul.config().request_timeout;
+    const auto until = clock::now() + budget;
+    detail::cas_race_backoff race;
+    for (;;) {
+        said.clear();
+        auto [read_error, read] = co_await detail::call(
+            st->consul, detail::endpoint::kv_get{st->key, query_options{}.with_diag(&said)}, until);
+        if (read_error) {
+            describe(said, op.what + ": reading the key failed, nothing written");
+            co_return value_result{read_error, 0};
+        }
+        auto judged = detail::judge_counter(st->key, read.entry);
+        if (!judged.value) {
+            said.client_message = std::move(judged.problem);
+            co_return value_result{make_error_code(errc::conflict), 0};
+        }
+        auto next = op.decide(*judged.value);
+        if (next.ec) {
+            said.client_message = std::move(next.why);
+            co_return value_result{next.ec, 0};
+        }
+        if (!next.write)
+            co_return value_result{error_code{}, next.result};
+        // Create-only when the key is missing (cas=0), else only over what was read.
+        const std::uint64_t cas = read.entry ? read.entry->modify_index : 0;
+        auto put =
+            detail::endpoint::kv_put{st->key, detail::format_counter(*next.write),
+                                     kv_put_options{}.with_cas(cas).with_flags(0).with_diag(&said)};
+        auto [write_error, written] = co_await detail::call(st->consul, std::move(put), until);
+        if (write_error) {
+            std::string outcome;
+            if (refused_unapplied(write_error))
+                outcome = ": Consul refused the write, nothing written";
+            else
+                outcome = std::string{said.http_status == 0 ? ": the write got no answer"
+                                                            : ": Consul's error does not say"} +
+                          ", so its outcome is unknown: it may have been applied (read the "
+                          "counter to know)";
+            describe(said, op.what + outcome);
+            co_return value_result{write_error, 0};
+        }
+        if (written)
+            co_return value_result{error_code{}, next.result};
+        // Another writer came between the read and the write: read again, after a pause.
+        if (clock::now() >= until) {
+            said.client_message = op.what + ": other writers kept changing the key for the "
+                                            "whole budget; nothing written";
+            co_return value_result{make_error_code(errc::timeout), 0};
+        }
+        co_await detail::sleep_for(race.next(), until);
+    }
+}
+
+// write_loop, its diagnostics handed to `diag`. An exception out of it (cancellation seen
+// by a co_await between requests) comes before any write that could have been applied: the
+// requests themselves complete with their errors as values.
+asio::awaitable<value_result> run_write(std::shared_ptr<counter_state> st, write_op op,
+                                        diagnostics* diag) {
+    diagnostics said;
+    value_result r;
+    try {
+        r = co_await write_loop(std::move(st), op, said);
+    } catch (...) {
+        r = value_result{detail::error_from_exception(std::current_exception()), 0};
+        said.clear();
+        said.client_message =
+            op.what + (r.first == asio::error::operation_aborted ? ": cancelled" : ": failed") +
+            " before its write; nothing written";
+    }
+    if (diag)
+        *diag = r.first ? said : diagnostics{};
+    co_return r;
+}
+
+asio::awaitable<error_code> run_set(std::shared_ptr<counter_state> st, write_op op,
+                                    diagnostics* diag) {
+    auto r = co_await run_write(std::move(st), std::move(op), diag);
+    co_return r.first;
+}
+
+// Accepts every cancellation type, passed on as terminal: the client's requests act on
+// terminal cancellation (reads and waits write nothing, so any type may end them).
+struct as_terminal {
+    asio::cancellation_type_t operator()(asio::cancellation_type_t t) const noexcept {
+        return t == asio::cancellation_type::none ? t : asio::cancellation_type::terminal;
+    }
+};
+
+asio::awaitable<reading_result> read_value(std::shared_ptr<counter_state> st, diagnostics* diag) {
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation(),
+                                                       as_terminal{});
+    diagnostics said;
+    auto [ec, read] = co_await detail::call(
+        st->consul, detail::endpoint::kv_get{st->key, query_options{}.with_diag(&said)});
+    reading_result r{ec, counter_reading{}};
+    if (!ec) {
+        auto judged = detail::judge_counter(st->key, read.entry);
+        if (judged.value) {
+            r.second = counter_reading{*judged.value, read.entry ? read.entry->modify_index : 0};
+        } else {
+            r.first = make_error_code(errc::conflict);
+            said.client_message = std::move(judged.problem);
+        }
+    }
+    if (diag)
+        *diag = r.first ? said : diagnostics{};
+    co_return r;
+}
+
+asio::awaitable<reading_result> wait_change(std::shared_ptr<counter_state> st, std::uint64_t seen,
+                                            diagnostics* diag) {
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation(),
+                                                       as_terminal{});
+    const auto aborted = reading_result{asio::error::operation_aborted, counter_reading{}};
+    auto& hub = *st->hub;
+    const auto subscription = hub.subscribe();
+    const auto reads_at_start = hub.reads();
+    for (;;) {
+        if (hub.refusal()) {
+            co_return reading_result{detail::read_denied(hub, diag), counter_reading{}};
+        }
+        // The hub's view must be at least as recent as the caller's reading: a read answered
+        // before the caller's own write would look like a change back. Unless a read sent
+        // after this wait began says less (Consul's history was replaced: a restore).
+        const bool recent_enough = hub.state_index() >= seen || hub.reads() >= reads_at_start + 2;
+        if (hub.known() && hub.key_index() != seen && recent_enough) {
+            auto judged = detail::judge_counter(st->key, hub.entry());
+            if (!judged.value) {
+                if (diag) {
+                    diag->clear();
+                    diag->client_message = std::move(judged.problem);
+                }
+                co_return reading_result{make_error_code(errc::conflict), counter_reading{}};
+            }
+            if (diag)
+                diag->clear();
+            co_return reading_result{error_code{}, counter_reading{*judged.value, hub.key_index()}};
+        }
+        co_await hub.changed.wait(clock::time_point::max());
+        const auto state = co_await asio::this_coro::cancellation_state;
+        if (state.cancelled() != asio::cancellation_type::none)
+            co_return aborted;
+    }
+}
+
+std::string signed_text(std::int64_t v) {
+    return v < 0 ? std::to_string(v) : "+" + std::to_string(v);
+}
+
+} // namespace
+
+counter::counter(client& c, std::string key, counter_options opts) {
+    if (key.empty())
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "a counter needs a key");
+    state_ = std::make_shared<detail::counter_state>(c, std::move(key), std::move(opts));
+}
+
+const std::string& counter::key() const noexcept {
+    return state_->key;
+}
+
+void counter::get_impl(state_ptr st, detail::diagnostics_route* route,
+                       asio::any_completion_handler<void(error_code, counter_reading)> h) {
+    auto* diag = detail::diagnostics_route::target(route, st->opts.diag);
+    auto ex = st->consul.get_executor();
+    detail::spawn_op(ex, read_value(std::move(st), diag), std::move(h));
+}
+
+void counter::add_impl(state_ptr st, std::int64_t delta, detail::diagnostics_route* route,
+                       asio::any_completion_handler<void(error_code, std::int64_t)> h) {
+    auto* diag = detail::diagnostics_route::target(route, st->opts.diag);
+    auto ex = st->consul.get_executor();
+    const auto what = "add " + signed_text(delta) + " to key " + st->key;
+    auto rule = [delta, key = st->key](std::int64_t current) {
+        decision d;
+        d.result = current;
+        if (delta == 0)
+            return d; // nothing to write
+        if (auto sum = detail::checked_add(current, delta)) {
+            d.write = *sum;
+            d.result = *sum;
+        } else {
+            d.ec = make_error_code(errc::invalid_argument);
+            d.why = "add " + signed_text(delta) + " to key " + key + ": " +
+                    std::to_string(current) +
+                    " plus it overflows a 64-bit counter (counters never wrap); nothing written";
+        }
+        return d;
+    };
+    detail::spawn_op(ex, run_write(std::move(st), write_op{what, rule}, diag), std::move(h));
+}
+
+void counter::set_impl(state_ptr st, std::int64_t v, detail::diagnostics_route* route,
+                       asio::any_completion_handler<void(error_code)> h) {
+    auto* diag = detail::diagnostics_route::target(route, st->opts.diag);
+    auto ex = st->consul.get_executor();
+    const auto what = "set key " + st->key + " to " + std::to_string(v);
+    auto rule = [v](std::int64_t) {
+        decision d;
+        d.write = v;
+        d.result = v;
+        return d;
+    };
+    detail::spawn_op(ex, run_set(std::move(st), write_op{what, rule}, diag), std::move(h));
+}
+
+void counter::compare_and_set_impl(state_ptr st, std::int64_t expected, std::int64_t desired,
+                                   detail::diagnostics_route* route,
+                                   asio::any_completion_handler<void(error_code, bool)> h) {
+    auto* diag = detail::diagnostics_route::target(route, st->opts.diag);
+    auto ex = st->consul.get_executor();
+    const auto what = "compare-and-set key " + st->key + " from " + std::to_string(expected) +
+                      " to " + std::to_string(desired);
+    auto rule = [expected, desired](std::int64_t current) {
+        decision d;
+        d.result = current == expected ? 1 : 0;
+        if (current == expected && desired != expected)
+            d.write = desired;
+        return d;
+    };
+    auto as_bool = [](value_result r) {
+        return std::pair<error_code, bool>{r.first, r.second != 0};
+    };
+    detail::spawn_op(ex, run_write(std::move(st), write_op{what, rule}, diag), std::move(h),
+                     as_bool);
+}
+
+void counter::wait_change_impl(state_ptr st, std::uint64_t seen, detail::diagnostics_route* route,
+                               asio::any_completion_handler<void(error_code, counter_reading)> h) {
+    auto* diag = detail::diagnostics_route::target(route, st->opts.diag);
+    auto ex = st->consul.get_executor();
+    detail::spawn_op(ex, wait_change(std::move(st), seen, diag), std::move(h));
+}
+
+} // namespace conclave
