@@ -43,11 +43,12 @@ struct semaphore_options : acquire_options<semaphore_options> {
     /// its own process in the release's transaction, so a busy process keeps its slots while
     /// others wait. In fair mode a release hands its slot on only to the first in line, when
     /// that one waits in the same process; otherwise it frees the slot for the first in line
-    /// to take. A waiter leaves a free slot to the contenders before it for at most
-    /// fair_patience, then takes it: a contender that stays in line without taking its turn
-    /// (a stuck process whose session lives on) slows the others down, never stops them.
-    /// Costs throughput across processes (the next holder writes its own grant); nothing
-    /// within one. Every semaphore object on the prefix should use the same mode.
+    /// to take. A bounded acquire waits in line too, and ends with its budget. A waiter leaves
+    /// a free slot to the same contenders before it for at most fair_patience, then takes it:
+    /// a contender that stays in line without taking its turn (a stuck process whose session
+    /// lives on) slows the others down, never stops them. Costs a read of the prefix per
+    /// acquire, and a write after each handoff between processes. Every semaphore object on
+    /// the prefix should use the same mode (docs/howto/semaphores.md).
     bool fair = false;
     /// Fair mode: how long a free slot is left to the contenders before this one.
     std::chrono::milliseconds fair_patience{1000};

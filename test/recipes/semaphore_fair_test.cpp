@@ -36,63 +36,112 @@ TEST_CASE_METHOD(recipes_fixture,
                  "fair mode: a release hands its slot to the first in line in another process, "
                  "not to a later waiter of its own",
                  "[semaphore][fair]") {
-    for (const bool fair : {true, false}) {
-        INFO("fair mode: " << fair);
-        auto body = [&]() -> asio::awaitable<void> {
-            const auto prefix = p + (fair ? "fair" : "unfair");
-            // (A patience far above any round trip: the order is what is checked.)
-            const auto opts = semaphore_options{}.with_fair(fair).with_fair_patience(20s);
-            client elsewhere{ioc.get_executor(), server.client_config()}; // another process
-            auto holder = co_await session::async_create(consul, quick(10s));
-            auto here = co_await session::async_create(consul, quick(10s));
-            auto there = co_await session::async_create(elsewhere, quick(10s));
-            semaphore sem_here{consul, prefix, 1, opts};
-            semaphore sem_there{elsewhere, prefix, 1, opts};
-            auto held = co_await sem_here.async_acquire(holder);
+    // (Without fair mode the release hands the slot to the waiter of its own process.)
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto prefix = p + "fair";
+        // (A patience far above any round trip: the order is what is checked.)
+        const auto opts = semaphore_options{}.with_fair().with_fair_patience(20s);
+        client elsewhere{ioc.get_executor(), server.client_config()}; // another process
+        auto holder = co_await session::async_create(consul, quick(10s));
+        auto here = co_await session::async_create(consul, quick(10s));
+        auto there = co_await session::async_create(elsewhere, quick(10s));
+        semaphore sem_here{consul, prefix, 1, opts};
+        semaphore sem_there{elsewhere, prefix, 1, opts};
+        auto held = co_await sem_here.async_acquire(holder);
 
-            // First in line: the other process's waiter; then a later waiter of ours.
-            std::optional<permit> got_there, got_here;
-            std::vector<std::string> order;
-            asio::co_spawn(
-                ioc,
-                [&]() -> asio::awaitable<void> {
-                    got_there = co_await sem_there.async_acquire(there);
-                    order.push_back("there");
-                },
-                asio::detached);
-            co_await wait_in_line(consul, prefix, there.id());
-            asio::co_spawn(
-                ioc,
-                [&]() -> asio::awaitable<void> {
-                    got_here = co_await sem_here.async_acquire(here);
-                    order.push_back("here");
-                },
-                asio::detached);
-            co_await wait_in_line(consul, prefix, here.id());
+        // First in line: the other process's waiter; then a later waiter of ours.
+        std::optional<permit> got_there, got_here;
+        std::vector<std::string> order;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                got_there = co_await sem_there.async_acquire(there);
+                order.push_back("there");
+            },
+            asio::detached);
+        co_await wait_in_line(consul, prefix, there.id());
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                got_here = co_await sem_here.async_acquire(here);
+                order.push_back("here");
+            },
+            asio::detached);
+        co_await wait_in_line(consul, prefix, here.id());
 
-            co_await held.async_release();
-            const bool one = co_await eventually(ioc, [&] { return order.size() == 1; });
-            REQUIRE(one);
-            // Without fair mode the release hands the slot to the waiter of its own process.
-            CHECK(order.front() == (fair ? "there" : "here"));
-            if (got_there)
-                co_await got_there->async_release();
-            else
-                co_await got_here->async_release();
-            const bool both = co_await eventually(ioc, [&] { return order.size() == 2; });
-            REQUIRE(both);
-            if (order.back() == "there")
-                co_await got_there->async_release();
-            else
-                co_await got_here->async_release();
-            co_await sem_here.async_destroy();
-            co_await sem_there.async_destroy();
-            co_await holder.async_destroy();
-            co_await here.async_destroy();
-            co_await there.async_destroy();
-        };
-        run(ioc, body(), 30s);
-    }
+        co_await held.async_release();
+        const bool one = co_await eventually(ioc, [&] { return order.size() == 1; });
+        REQUIRE(one);
+        CHECK(order.front() == "there");
+        if (got_there)
+            co_await got_there->async_release();
+        else
+            co_await got_here->async_release();
+        const bool both = co_await eventually(ioc, [&] { return order.size() == 2; });
+        REQUIRE(both);
+        if (order.back() == "there")
+            co_await got_there->async_release();
+        else
+            co_await got_here->async_release();
+        co_await sem_here.async_destroy();
+        co_await sem_there.async_destroy();
+        co_await holder.async_destroy();
+        co_await here.async_destroy();
+        co_await there.async_destroy();
+    };
+    run(ioc, body(), 30s);
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "fair mode: acquires sharing a session go to the back of the line after each "
+                 "permit",
+                 "[semaphore][fair]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto prefix = p + "shared";
+        const auto opts = semaphore_options{}.with_fair().with_fair_patience(20s);
+        client elsewhere{ioc.get_executor(), server.client_config()}; // another process
+        auto shared = co_await session::async_create(consul, quick(10s));
+        auto there = co_await session::async_create(elsewhere, quick(10s));
+        semaphore sem_here{consul, prefix, 1, opts};
+        semaphore sem_there{elsewhere, prefix, 1, opts};
+        auto held = co_await sem_here.async_acquire(shared); // its key: first in line
+
+        std::optional<permit> got_there, got_here;
+        std::vector<std::string> order;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                got_there = co_await sem_there.async_acquire(there);
+                order.push_back("there");
+            },
+            asio::detached);
+        co_await wait_in_line(consul, prefix, there.id());
+        // A second acquire with the held permit's session waits for that permit to end.
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                got_here = co_await sem_here.async_acquire(shared);
+                order.push_back("here");
+            },
+            asio::detached);
+        co_await held.async_release();
+        const bool one = co_await eventually(ioc, [&] { return order.size() == 1; });
+        REQUIRE(one);
+        CHECK(order.front() == "there"); // not the session's old place in line
+        if (got_there)
+            co_await got_there->async_release();
+        const bool both = co_await eventually(ioc, [&] { return order.size() == 2; });
+        REQUIRE(both);
+        if (order.back() == "here")
+            co_await got_here->async_release();
+        else
+            co_await got_there->async_release();
+        co_await sem_here.async_destroy();
+        co_await sem_there.async_destroy();
+        co_await shared.async_destroy();
+        co_await there.async_destroy();
+    };
+    run(ioc, body(), 30s);
 }
 
 TEST_CASE_METHOD(recipes_fixture,
@@ -110,13 +159,31 @@ TEST_CASE_METHOD(recipes_fixture,
 
         auto s = co_await session::async_create(consul, quick(10s));
         semaphore sem{consul, prefix, 1, semaphore_options{}.with_fair().with_fair_patience(300ms)};
+        // Writes under the prefix meanwhile (not in the line) do not restart the patience.
+        bool acquired = false, noise_done = false;
+        std::size_t noise = 0;
+        asio::co_spawn(
+            ioc,
+            [&]() -> asio::awaitable<void> {
+                while (!acquired && noise < 200) {
+                    co_await consul.async_kv_put(prefix + "/noise", std::to_string(++noise));
+                    co_await sleep(50ms);
+                }
+                noise_done = true;
+            },
+            asio::detached);
         const auto asked = std::chrono::steady_clock::now();
         auto got = co_await sem.async_try_acquire(s, 20s);
         const auto waited = std::chrono::steady_clock::now() - asked;
+        acquired = true;
         REQUIRE(got);
         CHECK(waited >= 300ms); // it left the slot to the contender before it first
+        CHECK(noise < 200);     // and took it while the writes went on
         co_await got->async_release();
 
+        const bool quiet = co_await eventually(ioc, [&] { return noise_done; });
+        REQUIRE(quiet);
+        co_await consul.async_kv_delete(prefix + "/noise");
         co_await consul.async_kv_delete(prefix + "/" + stuck);
         co_await consul.async_session_destroy(stuck);
         co_await consul.async_kv_delete(prefix + "/.lock");

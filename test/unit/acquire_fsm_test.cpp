@@ -159,6 +159,32 @@ TEST_CASE("acquire machine: another process's turn is waited out unless the budg
     }
 }
 
+TEST_CASE("acquire machine: a free key left to those before us in line (a fair semaphore)",
+          "[acquire-fsm]") {
+    SECTION("a bounded acquire waits in line rather than jump it") {
+        auto fsm = budget(10ms);
+        auto v = view(key_state::others_first);
+        v.yield_until = t0 + 40ms;
+        auto a = fsm.next(v);
+        CHECK(a.what == kind::wait);
+        CHECK(a.until == t0 + 10ms);
+        CHECK_FALSE(fsm.maybe_holding());
+    }
+    SECTION("and ends with its budget, not taken (after one look, as with a held key)") {
+        auto fsm = budget(10ms);
+        auto v = view(key_state::others_first, t0 + 20ms);
+        v.yield_until = t0 + 40ms;
+        CHECK(fsm.next(v).what == kind::wait);
+        CHECK(finished(fsm.next(v), acquire_end::timed_out));
+    }
+    SECTION("the patience is over: attempt") {
+        auto fsm = no_budget();
+        auto v = view(key_state::others_first, t0 + 50ms);
+        v.yield_until = t0 + 40ms;
+        CHECK(fsm.next(v).what == kind::attempt);
+    }
+}
+
 TEST_CASE("acquire machine: an attempt's outcome", "[acquire-fsm]") {
     auto fsm = no_budget();
     REQUIRE(fsm.next(view(key_state::free)).what == kind::attempt);

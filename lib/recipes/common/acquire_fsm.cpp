@@ -53,6 +53,12 @@ acquire_action acquire_fsm::next(const acquire_view& v) {
             (v.yield_until == clock::time_point::max() || !deadline_ || *deadline_ > v.yield_until))
             return wait(std::min(wake_by(v), v.yield_until));
         break;
+    case key_state::others_first:
+        // In line: a bounded acquire ends with its budget rather than jump the line.
+        looked_ = true;
+        if (v.now < v.yield_until)
+            return wait(std::min(wake_by(v), v.yield_until));
+        break;
     case key_state::free:
         break;
     }

@@ -52,7 +52,10 @@ enum class key_state {
     ours,           ///< held by our session, with no grant of this process left
     held_elsewhere, ///< held by another session
     others_turn,    ///< free, but another process's turn (view::yield_until)
-    free,           ///< free: attempt
+    /// free, but contenders before us in line (a fair semaphore) may take it until
+    /// view::yield_until: waited for like a held key, budget or not
+    others_first,
+    free, ///< free: attempt
 };
 
 /// What the driver sees before each step (no I/O, a snapshot).
@@ -66,7 +69,8 @@ struct acquire_view {
     bool read_refused = false;     ///< Consul's ACLs refuse the hub's reads
     bool read_failing = false;     ///< the hub's last reads failed
     key_state key = key_state::unknown;
-    /// key_state::others_turn: until when (time_point::max(): until a release of ours ends).
+    /// key_state::others_turn, others_first: until when (time_point::max(): until a release of
+    /// ours ends).
     std::chrono::steady_clock::time_point yield_until{};
     /// key_state::refused: why.
     error_code refused_ec;

@@ -164,16 +164,16 @@ struct attempt_plan {
     bool was_handed = false; // the slot found ours came from a transaction of unknown outcome
 };
 
-// Fair mode: whether the waiter `me` still leaves free slots to the contenders before it.
-// Its patience runs from its first view of this state of the prefix (a change means the
-// line moves).
-bool deferring(semaphore_waiter& me, const detail::acquire_view& v,
+// Fair mode: whether the waiter `me` still leaves the free slots to `first` (the first in
+// line, not us). Its patience runs from when it first saw these ones before it: it restarts
+// when the line moves, not when anything else under the prefix changes.
+bool deferring(semaphore_waiter& me, const std::vector<std::string>& first, clock::time_point now,
                std::chrono::milliseconds patience) {
-    if (!me.deferring_since || me.deferring_at_index != v.state_index) {
-        me.deferring_since = v.now;
-        me.deferring_at_index = v.state_index;
+    if (!me.deferring_since || me.deferring_to != first) {
+        me.deferring_since = now;
+        me.deferring_to = first;
     }
-    return v.now < *me.deferring_since + patience;
+    return now < *me.deferring_since + patience;
 }
 
 // What the hub, our place in its queue and the session say now, for the acquire machine;
@@ -248,20 +248,30 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     }
     // Free slots: us, and as many queued local waiters as fit, in one CAS.
     const std::size_t free = sem.limit - r.record.holders.size();
-    if (sem.opts.fair && deferring(me, v, sem.opts.fair_patience)) {
-        // Only the first in line, here or elsewhere, may take the free slots.
-        const auto first = detail::first_in_line(sem.prefix, hub.entries(), r.record, free);
+    if (sem.opts.fair) {
+        // Only the first in line, here or elsewhere, may take the free slots. Judged on a
+        // read of the prefix made after our contender key was written (see acquire_loop):
+        // it has every key before ours.
+        const auto mine = sem.contender_key(s.id);
+        const auto& entries = hub.entries();
+        if (plan.take && std::none_of(entries.begin(), entries.end(),
+                                      [&](const kv_entry& e) { return e.key == mine; })) {
+            v.key = detail::key_state::busy; // the prefix's query brings it
+            return v;
+        }
+        const auto first = detail::first_in_line(sem.prefix, entries, r.record, free);
         const bool ours = std::find(first.begin(), first.end(), s.id) != first.end();
         plan.members = detail::next_in_line(hub, sem.limit, r.record, s.id,
                                             plan.take && ours ? free - 1 : free, {}, &first);
         if (plan.take && !ours) {
-            if (plan.members.empty()) {
+            if (!plan.members.empty()) {
+                plan.take = false; // the waiters here before us take them
+            } else if (deferring(me, first, v.now, sem.opts.fair_patience)) {
                 // Left to the contenders before us, in other processes.
-                v.key = detail::key_state::others_turn;
+                v.key = detail::key_state::others_first;
                 v.yield_until = *me.deferring_since + sem.opts.fair_patience;
                 return v;
             }
-            plan.take = false; // the waiters here before us take them
         }
     } else {
         plan.members =
@@ -372,7 +382,10 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                     result.first = pec;
             } else {
                 me.enqueued = true;
-                hub.poke(); // a local release may hand us its slot from now on
+                if (sem->opts.fair)
+                    hub.forget(); // our place in line: judged on a read that has our key
+                else
+                    hub.poke(); // a local release may hand us its slot from now on
             }
         }
         using kind = detail::acquire_action::kind;

@@ -55,10 +55,10 @@ struct semaphore_waiter {
     /// Its session's permit ended without a release (its last handle dropped): the slot the
     /// session still holds may be taken over, even away from the front.
     bool recheck = false;
-    /// Fair mode: since when (and in which state of the prefix) it leaves a free slot to the
-    /// contenders before it.
+    /// Fair mode: since when it leaves a free slot to the contenders before it, and to whom
+    /// (the first in line then).
     std::optional<std::chrono::steady_clock::time_point> deferring_since;
-    std::uint64_t deferring_at_index = 0;
+    std::vector<std::string> deferring_to;
     /// Wakes this waiter alone (reaching the front, handed a slot).
     notifier wake;
 

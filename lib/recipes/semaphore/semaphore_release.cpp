@@ -124,8 +124,14 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         // Our contender key is the contender key of every local acquire with our session:
         // kept while one waits (the next holder of our slot, or a waiter in the queue).
         const bool keep_contender = hub->waits_here(me);
-        if (!keep_contender)
+        if (!keep_contender) {
             ops.push_back(txn_op::remove(contender));
+        } else if (sem.opts.fair) {
+            // Fair mode: the key is written anew, so the session's next acquire stands at the
+            // back of the line (a new CreateIndex) rather than in its first acquire's place.
+            ops.push_back(txn_op::remove(contender));
+            ops.push_back(txn_op::lock(contender, me, sem.opts.value, semaphore_flag_value));
+        }
         if (listed)
             ops.push_back(txn_op::get(sem.lock_key)); // the new holder's fencing index
         if (ops.empty()) {
@@ -165,6 +171,8 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         }
         if (listed && !t.results.empty())
             hub->saw_write(t.results.back(), added, keep_contender ? std::string{} : contender);
+        if (keep_contender && sem.opts.fair)
+            hub->forget(); // the key's new place in line: judged on a read that has it
         if (!listed) // not a holder any more: it was lost before this release (reported so)
             P->mark_lost(make_error_code(errc::lock_lost));
         P->mark_released();
