@@ -154,7 +154,7 @@ TEST_CASE("multi_lock ops: the release unlocks every key but those another grant
         auto other_lock = f.lock({"b"});
         auto other =
             std::make_shared<multi_lease_state>(other_lock, s, fencing_token{"b", "sess", 2, 6});
-        m->hubs[1]->local_holder = other;
+        m->hubs[1]->holder->grant = other;
         auto ops = release_ops(*m, "sess", mine.get());
         REQUIRE(ops.size() == 2);
         CHECK(ops[0].key == "a");
@@ -165,7 +165,7 @@ TEST_CASE("multi_lock ops: the release unlocks every key but those another grant
         other->mark_released();
     }
     SECTION("the grant being released is not another grant") {
-        m->hubs[0]->local_holder = mine;
+        m->hubs[0]->holder->grant = mine;
         CHECK(release_ops(*m, "sess", mine.get()).size() == 3);
         // The undo of an acquire (no grant of its own) leaves a live grant's key alone.
         CHECK(release_ops(*m, "sess", nullptr).size() == 2);
@@ -358,7 +358,7 @@ TEST_CASE("multi_lock line: an older acquire waiting for a local grant of its se
     CHECK_FALSE(me.my_turn());
     // A live grant of this process holds "a" with s1: that acquire waits for its end.
     auto grant = std::make_shared<multi_lease_state>(holding, s1, fencing_token{"a", "s1", 1, 3});
-    holding->hubs[0]->local_holder = grant;
+    holding->hubs[0]->holder->grant = grant;
     CHECK(me.my_turn());
     grant->mark_released();
 }

@@ -22,14 +22,34 @@ std::string registry_name(const std::string& key, bool fair) {
 
 } // namespace
 
+std::shared_ptr<key_holder> key_holder::of(const client& c, const std::string& key) {
+    auto& slot = shared_slot(c, "lock-holder:" + key);
+    if (auto existing = std::static_pointer_cast<key_holder>(slot.lock()))
+        return existing;
+    auto made = std::make_shared<key_holder>(); // (kept alive by the key's hubs)
+    slot = made;
+    return made;
+}
+
+void key_holder::poke_all() {
+    std::erase_if(hubs, [](const std::weak_ptr<key_hub>& h) { return h.expired(); });
+    for (const auto& h : hubs)
+        if (auto hub = h.lock())
+            hub->poke();
+}
+
 std::shared_ptr<key_hub> key_hub::of(const client& c, const std::string& key, settings s) {
-    return find_or_make<key_hub>(c, registry_name(key, s.fair),
-                                 [&] { return std::make_shared<key_hub>(c, key, s); });
+    return find_or_make<key_hub>(c, registry_name(key, s.fair), [&] {
+        auto hub = std::make_shared<key_hub>(c, key, s);
+        hub->holder->hubs.push_back(hub);
+        return hub;
+    });
 }
 
 key_hub::key_hub(client c, std::string k, settings s)
     : shared_query(std::move(c), registry_name(k, s.fair), s)
-    , key(std::move(k)) {}
+    , key(std::move(k))
+    , holder(key_holder::of(consul, key)) {}
 
 void key_hub::saw_write(const kv_entry& e) {
     if (known() && e.modify_index < state_index())

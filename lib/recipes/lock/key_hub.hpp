@@ -51,6 +51,24 @@ struct hub_waiter {
     std::unique_ptr<kv_entry> granted_entry;
 };
 
+class key_hub;
+
+/// The grant of one key held in this process, shared by every hub of that key on one client
+/// (a fair-mode lock's and the others': multi-locks use the latter). Consul lets a session
+/// acquire a key it holds again, so two local acquires with one session would both "hold"
+/// it: the second waits for this grant to end instead, whichever recipe holds it.
+struct key_holder {
+    static std::shared_ptr<key_holder> of(const client& c, const std::string& key);
+
+    /// The latest grant of the key to this process (until it is released, lost, or its
+    /// last handle dropped).
+    std::weak_ptr<grant_state> grant;
+    /// The key's hubs on this client: each is woken when the grant ends without a change
+    /// of the key in Consul (its last handle dropped), which no query would tell them.
+    std::vector<std::weak_ptr<key_hub>> hubs;
+    void poke_all();
+};
+
 class key_hub final : public shared_query {
 public:
     /// The hub of `key` on `c`, shared by every lock object of that client and key.
@@ -99,14 +117,13 @@ public:
     }
 
     // ---- the grant held here ----------------------------------------------------------
-    /// The latest grant of the key to this process (until it is released, lost, or its
-    /// last handle dropped). Consul lets a session acquire a key it holds again, so two
-    /// local acquires with one session would both "hold" it: the second waits for this
-    /// one to end instead.
-    std::weak_ptr<grant_state> local_holder;
+    /// Shared with the key's other hubs on this client (key_holder).
+    std::shared_ptr<key_holder> holder;
+    /// The latest grant of the key to this process, by any recipe.
+    std::shared_ptr<grant_state> local_holder() const { return holder->grant.lock(); }
     /// Whether a live grant of this process holds the key with `session`.
     bool held_here_by(const std::string& session) const {
-        const auto h = local_holder.lock();
+        const auto h = local_holder();
         return h && !h->released && !h->lost && h->session->id == session;
     }
 

@@ -151,7 +151,7 @@ lock_lease make_lease(std::shared_ptr<lock_state> l, std::shared_ptr<session_sta
                       const kv_entry& e) {
     fencing_token t{l->key, s->id, e.lock_index, e.modify_index};
     auto state = std::make_shared<lease_state>(l, std::move(s), std::move(t));
-    l->hub->local_holder = state;
+    l->hub->holder->grant = state;
     return detail::lease_factory::make(std::move(state));
 }
 
@@ -317,7 +317,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<lock_state> l,
     // multi-lock's), which an acquire of the key waits for instead.
     auto held = l->opts.reentrant
                     ? join_if_held<lease_state>(
-                          std::dynamic_pointer_cast<lease_state>(hub.local_holder.lock()), s->id)
+                          std::dynamic_pointer_cast<lease_state>(hub.local_holder()), s->id)
                     : nullptr;
     if (held)
         co_return acquire_result{error_code{}, detail::lease_factory::make(std::move(held))};

@@ -25,7 +25,7 @@ struct lease_state : grant_of<lock_state> {
     // to end may now take the key over.
     ~lease_state() {
         if (!released && !lost)
-            recipe->hub->poke();
+            recipe->hub->holder->poke_all();
     }
 
     void start_wait_lost(std::shared_ptr<grant_state> self,

@@ -57,7 +57,7 @@ multi_lock_lease make_lease(const std::shared_ptr<multi_lock_state>& m,
     fencing_token t{m->keys.front(), s->id, entries.front()->lock_index, index};
     auto state = std::make_shared<multi_lease_state>(m, s, std::move(t));
     for (auto& hub : m->hubs)
-        hub->local_holder = state;
+        hub->holder->grant = state;
     return detail::multi_lease_factory::make(std::move(state));
 }
 

@@ -38,7 +38,7 @@ inline std::vector<txn_op> attempt_ops(const multi_lock_state& m, const std::str
 /// Whether a live grant of this process other than `self` holds the key of `hub` (a lock's
 /// lease, another multi-lock's grant, with the same session): not ours to unlock.
 inline bool held_by_another_grant(const key_hub& hub, const grant_state* self) {
-    const auto holder = hub.local_holder.lock();
+    const auto holder = hub.local_holder();
     return holder && holder.get() != self && !holder->released && !holder->lost;
 }
 

@@ -32,10 +32,10 @@ struct multi_lock_state {
     multi_lock_state(const multi_lock_state&) = delete;
     multi_lock_state& operator=(const multi_lock_state&) = delete;
 
-    /// Wakes whoever waits on any of the keys.
+    /// Wakes whoever waits on any of the keys, through any of their hubs here.
     void poke_all() {
         for (auto& h : hubs)
-            h->poke();
+            h->holder->poke_all();
     }
     /// Our view of every key is out of date: each is read again.
     void forget_all() {
