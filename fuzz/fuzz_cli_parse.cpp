@@ -20,6 +20,8 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
+#include "cli/elect/flags.hpp"
+#include "cli/lock/flags.hpp"
 #include "codec/go/duration.hpp"
 
 #include <conclave/config.hpp>
@@ -70,43 +72,28 @@ void check_key_path(std::string_view given) {
         fail("clean_key_path is not idempotent", key);
 }
 
-// The flags of each command, as cli/*_command.cpp declares them.
+// The flags of each command: lock's and elect's as the commands declare them
+// (cli/lock/flags.hpp, cli/elect/flags.hpp); kv's and watch's as cli/kv and cli/watch do.
 struct command_flags {
     flag_set flags;
-    http_flags http;
-    std::string name;
-    bool once = false, shell = true, pass_stdin = false, leader = false, verbose = false,
-         child_exit_code = false, recurse = false, keys = false, detailed = false, cas = false,
-         prefix = false, shared = false, exclusive = false;
-    std::int64_t limit = 1, monitor_retry = 3;
+    lock_flags lock;
+    elect_flags elect;
+    http_flags kv_http;
+    http_flags* http = &kv_http; ///< the command's HTTP flags
+    bool recurse = false, keys = false, detailed = false, cas = false, prefix = false;
     std::uint64_t flags_value = 0, modify_index = 0, count = 0;
-    nanoseconds timeout{0}, lock_delay{15000000000};
     std::string separator;
 
     explicit command_flags(unsigned which) {
         switch (which) {
-        case 0: // lock
-            flags.add_int("n", &limit);
-            flags.add_bool("shared", &shared);
-            flags.add_bool("exclusive", &exclusive);
-            flags.add_duration("timeout", &timeout);
-            flags.add_duration("try", &timeout);
-            flags.add_int("monitor-retry", &monitor_retry);
-            flags.add_string("name", &name);
-            flags.add_bool("shell", &shell);
-            flags.add_bool("pass-stdin", &pass_stdin);
-            flags.add_bool("child-exit-code", &child_exit_code);
-            flags.add_bool("verbose", &verbose);
-            break;
-        case 1: // elect
-            flags.add_string("name", &name);
-            flags.add_bool("once", &once);
-            flags.add_duration("lock-delay", &lock_delay);
-            flags.add_bool("shell", &shell);
-            flags.add_bool("pass-stdin", &pass_stdin);
-            flags.add_bool("leader", &leader);
-            flags.add_bool("verbose", &verbose);
-            break;
+        case 0:
+            lock.add_to(flags);
+            http = &lock.held.http;
+            return;
+        case 1:
+            elect.add_to(flags);
+            http = &elect.held.http;
+            return;
         case 2: // kv get
             flags.add_bool("recurse", &recurse);
             flags.add_bool("keys", &keys);
@@ -128,7 +115,7 @@ struct command_flags {
             flags.add_uint("count", &count);
             break;
         }
-        http.add_to(flags);
+        kv_http.add_to(flags);
     }
 };
 
@@ -151,18 +138,19 @@ void parse_command(unsigned which, std::string_view text) {
     auto parsed = c.flags.parse(args);
     if (parsed.status != flag_set::outcome::ok)
         return;
-    check_duration(c.timeout);
-    check_duration(c.lock_delay);
+    for (const auto d : {c.lock.timeout, c.lock.held.ttl, c.lock.held.lock_delay, c.elect.held.ttl,
+                         c.elect.held.lock_delay})
+        check_duration(d);
     if (!parsed.rest.empty()) {
         std::string_view key = parsed.rest[0];
         while (!key.empty() && key.front() == '/')
             key.remove_prefix(1);
         check_key_path(key);
     }
-    if (c.flags.was_set("http-addr") && !c.http.http_addr.empty()) {
+    if (c.flags.was_set("http-addr") && !c.http->http_addr.empty()) {
         client_config cfg;
         cfg.tls.enabled = c.flags.was_set("ca-file");
-        (void)apply_http_addr(cfg, c.http.http_addr);
+        (void)apply_http_addr(cfg, c.http->http_addr);
     }
 }
 

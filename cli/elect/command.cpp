@@ -6,6 +6,7 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
+#include "cli/elect/flags.hpp"
 #include "cli/elect/run.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/run.hpp"
@@ -79,15 +80,12 @@ std::string default_value() {
 } // namespace
 
 int elect_command(args a) {
-    elect_settings cfg;
-    held_command_flags held;
-    bool leader_only = false;
+    elect_flags given;
     flag_set flags;
-    flags.add_string("name", &cfg.value);
-    flags.add_bool("once", &cfg.once);
-    flags.add_int("max-restarts", &cfg.max_restarts);
-    flags.add_bool("leader", &leader_only);
-    held.add_to(flags, cfg);
+    given.add_to(flags);
+    auto& cfg = given.cfg;
+    auto& held = given.held;
+    const bool& leader_only = given.leader_only;
 
     std::vector<std::string_view> rest;
     if (auto stop = held.parse(flags, a, elect_usage_head, "leadership", rest))

@@ -6,6 +6,7 @@
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/lock/flags.hpp"
 #include "cli/lock/mode.hpp"
 #include "cli/lock/run.hpp"
 #include "cli/run.hpp"
@@ -70,21 +71,14 @@ Options:
 } // namespace
 
 int lock_command(args a) {
-    std::int64_t limit = 1, monitor_retry = 3;
-    std::chrono::nanoseconds timeout{0};
-    lock_settings cfg;
-    held_command_flags held;
+    lock_flags given;
     flag_set flags;
-    bool shared = false, exclusive = false;
-    flags.add_int("n", &limit);
-    flags.add_bool("shared", &shared);
-    flags.add_bool("exclusive", &exclusive);
-    flags.add_duration("timeout", &timeout);
-    flags.add_duration("try", &timeout);
-    flags.add_int("monitor-retry", &monitor_retry);
-    flags.add_string("name", &cfg.session_name);
-    flags.add_bool("child-exit-code", &cfg.child_exit_code);
-    held.add_to(flags, cfg);
+    given.add_to(flags);
+    const auto& limit = given.limit;
+    const auto& monitor_retry = given.monitor_retry;
+    const auto& timeout = given.timeout;
+    auto& cfg = given.cfg;
+    auto& held = given.held;
 
     std::vector<std::string_view> rest;
     if (auto stop = held.parse(flags, a, lock_usage_head, "lock", rest))
@@ -111,7 +105,7 @@ int lock_command(args a) {
         std::fputs("-n and -monitor-retry must be below 4294967296\n", stderr);
         return exit_code::error;
     }
-    const auto mode = choose_lock_mode(shared, exclusive, limit);
+    const auto mode = choose_lock_mode(given.shared, given.exclusive, limit);
     if (!mode.error.empty()) {
         std::fputs(mode.error.c_str(), stderr);
         return exit_code::error;

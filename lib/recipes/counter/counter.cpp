@@ -4,8 +4,10 @@
 #include "consul/endpoint.hpp"
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
+#include "recipes/common/as_terminal.hpp"
 #include "recipes/common/cas_race_backoff.hpp"
 #include "recipes/common/deadline.hpp"
+#include "recipes/common/keyed_state.hpp"
 #include "recipes/counter/counter_hub.hpp"
 #include "recipes/counter/counter_value.hpp"
 
@@ -22,21 +24,9 @@ namespace conclave {
 
 namespace detail {
 
-struct counter_state {
-    counter_state(client& c, std::string k, counter_options o)
-        : consul(c)
-        , key(std::move(k))
-        , opts(std::move(o))
-        , hub(counter_hub::of(consul, key,
-                              shared_query::settings{opts.wait, opts.retry_wait, false})) {}
-    ~counter_state() { shared_query::let_go(hub); }
-    counter_state(const counter_state&) = delete;
-    counter_state& operator=(const counter_state&) = delete;
-
-    client consul;
-    std::string key;
-    counter_options opts;
-    std::shared_ptr<counter_hub> hub;
+struct counter_state : keyed_state<counter_options, counter_hub> {
+    counter_state(client& c, std::string k, const counter_options& o)
+        : keyed_state(c, std::move(k), o, counter_hub::settings{o.wait, o.retry_wait, false}) {}
 };
 
 } // namespace detail
@@ -168,13 +158,7 @@ asio::awaitable<error_code> run_set(std::shared_ptr<counter_state> st, write_op 
     co_return r.first;
 }
 
-// Accepts every cancellation type, passed on as terminal: the client's requests act on
-// terminal cancellation (reads and waits write nothing, so any type may end them).
-struct as_terminal {
-    asio::cancellation_type_t operator()(asio::cancellation_type_t t) const noexcept {
-        return t == asio::cancellation_type::none ? t : asio::cancellation_type::terminal;
-    }
-};
+using detail::as_terminal;
 
 asio::awaitable<reading_result> read_value(std::shared_ptr<counter_state> st, diagnostics* diag) {
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation(),

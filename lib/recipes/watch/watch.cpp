@@ -2,6 +2,7 @@
 #include "consul/endpoint.hpp"
 #include "consul/read_key.hpp"
 #include "consul/spawn.hpp"
+#include "recipes/common/as_terminal.hpp"
 #include "recipes/watch/watch_policy.hpp"
 
 #include <conclave/watch.hpp>
@@ -91,12 +92,7 @@ asio::awaitable<fetched> fetch(std::shared_ptr<watch_state> s, diagnostics* diag
     co_return f;
 }
 
-// Out-filter of the cancellation state: any cancellation reaches inner operations as terminal.
-struct as_terminal {
-    asio::cancellation_type_t operator()(asio::cancellation_type_t t) const noexcept {
-        return t == asio::cancellation_type::none ? t : asio::cancellation_type::terminal;
-    }
-};
+using detail::as_terminal;
 
 asio::awaitable<result> next(std::shared_ptr<watch_state> s, diagnostics* diag) {
     // Nothing changes before a reply has been processed, so a cancelled call leaves the
