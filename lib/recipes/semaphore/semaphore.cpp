@@ -249,9 +249,9 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     // Free slots: us, and as many queued local waiters as fit, in one CAS.
     const std::size_t free = sem.limit - r.record.holders.size();
     if (sem.opts.fair) {
-        // Only the first in line, here or elsewhere, may take the free slots. Judged on a
-        // read of the prefix made after our contender key was written (see acquire_loop):
-        // it has every key before ours.
+        // Only the first in line, here or elsewhere, may take the free slots. Judged once a
+        // read of the prefix has our contender key: that read has every key before ours.
+        // (Only reads add contender keys to the view, and a key written anew leaves it.)
         const auto mine = sem.contender_key(s.id);
         const auto& entries = hub.entries();
         if (plan.take && std::none_of(entries.begin(), entries.end(),
@@ -382,10 +382,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
                     result.first = pec;
             } else {
                 me.enqueued = true;
-                if (sem->opts.fair)
-                    hub.forget(); // our place in line: judged on a read that has our key
-                else
-                    hub.poke(); // a local release may hand us its slot from now on
+                hub.poke(); // a local release may hand us its slot from now on
             }
         }
         using kind = detail::acquire_action::kind;

@@ -169,10 +169,11 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
             co_await sleep_for(race.next(), until);
             continue;
         }
+        // (Fair mode: a key written anew leaves the view too, until a read brings it with
+        // its new place in line.)
+        const bool key_gone = !keep_contender || sem.opts.fair;
         if (listed && !t.results.empty())
-            hub->saw_write(t.results.back(), added, keep_contender ? std::string{} : contender);
-        if (keep_contender && sem.opts.fair)
-            hub->forget(); // the key's new place in line: judged on a read that has it
+            hub->saw_write(t.results.back(), added, key_gone ? contender : std::string{});
         if (!listed) // not a holder any more: it was lost before this release (reported so)
             P->mark_lost(make_error_code(errc::lock_lost));
         P->mark_released();
