@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -122,9 +123,12 @@ class ConsulCluster:
     def __init__(self, consul, work, count):
         self.consul, self.work, self.count = consul, work, count
         self.procs = [None] * count
-        self.ports = [{"http": pick_port(), "serf_lan": pick_port(True),
-                       "serf_wan": pick_port(True), "server": pick_port()}
-                      for _ in range(count)]
+        self.ports = self.pick_ports()
+
+    def pick_ports(self):
+        return [{"http": pick_port(), "serf_lan": pick_port(True),
+                 "serf_wan": pick_port(True), "server": pick_port()}
+                for _ in range(self.count)]
 
     def http_address(self, i):
         return f"127.0.0.1:{self.ports[i]['http']}"
@@ -155,10 +159,24 @@ class ConsulCluster:
                                              stdout=log, stderr=log,
                                              preexec_fn=die_with_parent)
 
-    def start(self):
-        for i in range(self.count):
-            self.spawn(i)
-        self.wait_ready(range(self.count))
+    def start(self, attempts=3):
+        """Starts every server and waits for the cluster. A port picked free can be taken by
+        another program before its server binds it (tests start clusters side by side):
+        that server exits, and the cluster starts again, empty, on other ports."""
+        for attempt in range(attempts):
+            for i in range(self.count):
+                self.spawn(i)
+            try:
+                self.wait_ready(range(self.count))
+                return
+            except RuntimeError:
+                exited = any(p.poll() is not None for p in self.procs)
+                if not exited or attempt + 1 == attempts:
+                    raise
+            self.stop()
+            for i in range(self.count):
+                shutil.rmtree(os.path.join(self.work, f"data-{i}"), ignore_errors=True)
+            self.ports = self.pick_ports()
 
     def ready(self, i):
         """Knows a leader, and its node's serfHealth (which sessions are bound to) passes."""
@@ -174,8 +192,9 @@ class ConsulCluster:
         end = time.monotonic() + limit
         for i in which:
             while not self.ready(i):
-                if self.procs[i].poll() is not None:
-                    raise RuntimeError(f"consul server {i} exited; see server-{i}.log")
+                for j in which:  # (one that exited keeps the others from a quorum)
+                    if self.procs[j].poll() is not None:
+                        raise RuntimeError(f"consul server {j} exited; see server-{j}.log")
                 if time.monotonic() > end:
                     raise RuntimeError(f"consul server {i} not ready in {limit} s")
                 time.sleep(0.1)
