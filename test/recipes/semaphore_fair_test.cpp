@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include <map>
 #include <optional>
 
 using namespace conclave;
@@ -30,6 +31,33 @@ asio::awaitable<void> wait_in_line(client& c, const std::string& prefix,
     }
 }
 
+// Acquires in the background, each named, and the order in which they were granted.
+struct granted_in_order {
+    std::map<std::string, std::optional<permit>> permits;
+    std::vector<std::string> order;
+
+    void acquire(asio::io_context& ioc, semaphore& sem, session& s, std::string name) {
+        asio::co_spawn(
+            ioc,
+            [this, &sem, &s, name]() -> asio::awaitable<void> {
+                permits[name] = co_await sem.async_acquire(s);
+                order.push_back(name);
+            },
+            asio::detached);
+    }
+
+    // Releases each permit once granted, in order, until `count` were: whether all were.
+    asio::awaitable<bool> release_all(asio::io_context& ioc, std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const bool granted = co_await eventually(ioc, [&] { return order.size() > i; });
+            if (!granted)
+                co_return false;
+            co_await permits[order[i]]->async_release();
+        }
+        co_return true;
+    }
+};
+
 } // namespace
 
 TEST_CASE_METHOD(recipes_fixture,
@@ -50,39 +78,16 @@ TEST_CASE_METHOD(recipes_fixture,
         auto held = co_await sem_here.async_acquire(holder);
 
         // First in line: the other process's waiter; then a later waiter of ours.
-        std::optional<permit> got_there, got_here;
-        std::vector<std::string> order;
-        asio::co_spawn(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-                got_there = co_await sem_there.async_acquire(there);
-                order.push_back("there");
-            },
-            asio::detached);
+        granted_in_order g;
+        g.acquire(ioc, sem_there, there, "there");
         co_await wait_in_line(consul, prefix, there.id());
-        asio::co_spawn(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-                got_here = co_await sem_here.async_acquire(here);
-                order.push_back("here");
-            },
-            asio::detached);
+        g.acquire(ioc, sem_here, here, "here");
         co_await wait_in_line(consul, prefix, here.id());
 
         co_await held.async_release();
-        const bool one = co_await eventually(ioc, [&] { return order.size() == 1; });
-        REQUIRE(one);
-        CHECK(order.front() == "there");
-        if (got_there)
-            co_await got_there->async_release();
-        else
-            co_await got_here->async_release();
-        const bool both = co_await eventually(ioc, [&] { return order.size() == 2; });
+        const bool both = co_await g.release_all(ioc, 2);
         REQUIRE(both);
-        if (order.back() == "there")
-            co_await got_there->async_release();
-        else
-            co_await got_here->async_release();
+        CHECK(g.order.front() == "there");
         co_await sem_here.async_destroy();
         co_await sem_there.async_destroy();
         co_await holder.async_destroy();
@@ -106,36 +111,15 @@ TEST_CASE_METHOD(recipes_fixture,
         semaphore sem_there{elsewhere, prefix, 1, opts};
         auto held = co_await sem_here.async_acquire(shared); // its key: first in line
 
-        std::optional<permit> got_there, got_here;
-        std::vector<std::string> order;
-        asio::co_spawn(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-                got_there = co_await sem_there.async_acquire(there);
-                order.push_back("there");
-            },
-            asio::detached);
+        granted_in_order g;
+        g.acquire(ioc, sem_there, there, "there");
         co_await wait_in_line(consul, prefix, there.id());
         // A second acquire with the held permit's session waits for that permit to end.
-        asio::co_spawn(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-                got_here = co_await sem_here.async_acquire(shared);
-                order.push_back("here");
-            },
-            asio::detached);
+        g.acquire(ioc, sem_here, shared, "here");
         co_await held.async_release();
-        const bool one = co_await eventually(ioc, [&] { return order.size() == 1; });
-        REQUIRE(one);
-        CHECK(order.front() == "there"); // not the session's old place in line
-        if (got_there)
-            co_await got_there->async_release();
-        const bool both = co_await eventually(ioc, [&] { return order.size() == 2; });
+        const bool both = co_await g.release_all(ioc, 2);
         REQUIRE(both);
-        if (order.back() == "here")
-            co_await got_here->async_release();
-        else
-            co_await got_there->async_release();
+        CHECK(g.order.front() == "there"); // not the session's old place in line
         co_await sem_here.async_destroy();
         co_await sem_there.async_destroy();
         co_await shared.async_destroy();
