@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace conclave::cli {
 
@@ -33,18 +35,23 @@ const char* const http_flags_usage = R"(HTTP API Options
 )";
 
 void http_flags::add_to(flag_set& flags) {
-    flags.add_string("http-addr", &http_addr);
-    flags.add_string("token", &token);
-    flags.add_string("token-file", &token_file);
-    flags.add_string("datacenter", &datacenter);
-    flags.add_string("namespace", &namespace_name);
-    flags.add_string("partition", &partition);
-    flags.add_string("ca-file", &ca_file);
-    flags.add_string("ca-path", &ca_path);
-    flags.add_string("client-cert", &client_cert);
-    flags.add_string("client-key", &client_key);
-    flags.add_string("tls-server-name", &tls_server_name);
-    flags.add_string("log-level", &log_level);
+    // Each is a string, kept as given (make_config checks them).
+    using field = std::string http_flags::*;
+    static constexpr std::pair<const char*, field> strings[] = {
+        {"http-addr", &http_flags::http_addr},
+        {"token", &http_flags::token},
+        {"token-file", &http_flags::token_file},
+        {"datacenter", &http_flags::datacenter},
+        {"namespace", &http_flags::namespace_name},
+        {"partition", &http_flags::partition},
+        {"ca-file", &http_flags::ca_file},
+        {"ca-path", &http_flags::ca_path},
+        {"client-cert", &http_flags::client_cert},
+        {"client-key", &http_flags::client_key},
+        {"tls-server-name", &http_flags::tls_server_name},
+        {"log-level", &http_flags::log_level}};
+    for (const auto& [name, member] : strings)
+        flags.add_string(name, &(this->*member));
 }
 
 std::optional<client_config> http_flags::make_config(const flag_set& flags,
