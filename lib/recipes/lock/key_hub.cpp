@@ -23,16 +23,17 @@ std::string registry_name(const std::string& key, bool fair) {
 } // namespace
 
 std::shared_ptr<key_holder> key_holder::of(const client& c, const std::string& key) {
-    auto& slot = shared_slot(c, "lock-holder:" + key);
-    if (auto existing = std::static_pointer_cast<key_holder>(slot.lock()))
-        return existing;
-    auto made = std::make_shared<key_holder>(); // (kept alive by the key's hubs)
-    slot = made;
-    return made;
+    // (Kept alive by the key's hubs.)
+    return shared_query::find_or_make<key_holder>(c, "lock-holder:" + key,
+                                                  [] { return std::make_shared<key_holder>(); });
+}
+
+void key_holder::add(const std::shared_ptr<key_hub>& hub) {
+    std::erase_if(hubs, [](const std::weak_ptr<key_hub>& h) { return h.expired(); });
+    hubs.push_back(hub);
 }
 
 void key_holder::poke_all() {
-    std::erase_if(hubs, [](const std::weak_ptr<key_hub>& h) { return h.expired(); });
     for (const auto& h : hubs)
         if (auto hub = h.lock())
             hub->poke();
@@ -41,7 +42,7 @@ void key_holder::poke_all() {
 std::shared_ptr<key_hub> key_hub::of(const client& c, const std::string& key, settings s) {
     return find_or_make<key_hub>(c, registry_name(key, s.fair), [&] {
         auto hub = std::make_shared<key_hub>(c, key, s);
-        hub->holder->hubs.push_back(hub);
+        hub->holder->add(hub);
         return hub;
     });
 }

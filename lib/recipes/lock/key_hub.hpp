@@ -66,6 +66,8 @@ struct key_holder {
     /// The key's hubs on this client: each is woken when the grant ends without a change
     /// of the key in Consul (its last handle dropped), which no query would tell them.
     std::vector<std::weak_ptr<key_hub>> hubs;
+    /// Adds a hub made anew (and forgets those gone: hubs come and go with their users).
+    void add(const std::shared_ptr<key_hub>& hub);
     void poke_all();
 };
 
