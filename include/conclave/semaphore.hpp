@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,10 @@ public:
     /// No slot (valid() is false): assign one that an acquire completed with.
     permit() = default;
 
+    /// How many of the semaphore's slots it holds (semaphore::async_acquire's `slots`); 0
+    /// when empty.
+    std::uint32_t slots() const noexcept;
+
 private:
     friend struct detail::permit_factory;
     explicit permit(state_ptr s) noexcept
@@ -81,11 +86,14 @@ private:
 /// A live holder of a semaphore's slot, as semaphore::async_status read it.
 struct semaphore_holder {
     semaphore_holder() = default;
-    semaphore_holder(std::string s, std::optional<std::string> v)
+    semaphore_holder(std::string s, std::optional<std::string> v, std::uint32_t n = 1)
         : session(std::move(s))
+        , slots(n)
         , value(std::move(v)) {}
 
     std::string session; ///< the holder's session ID
+    /// How many slots it holds: 1 for a Go peer's holder (and `consul lock -n`'s).
+    std::uint32_t slots = 1;
     /// What its contender key `<prefix>/<session>` holds (Go: SemaphoreOptions.Value); empty
     /// when that key does not exist (a holder is live while its session holds any key under
     /// the prefix, as Go's pruneDeadHolders counts it).
@@ -106,7 +114,7 @@ struct semaphore_status {
     /// their session holds a key under the prefix). Crashed holders still listed are left
     /// out.
     std::vector<semaphore_holder> holders;
-    /// limit minus the live holders, never below 0.
+    /// limit minus the slots the live holders hold, never below 0.
     std::uint32_t free_slots = 0;
     /// The ModifyIndex of `.lock` as read (0: no `.lock` yet). A permit granted by a later
     /// write has a greater token().modify_index.
@@ -116,7 +124,10 @@ struct semaphore_status {
 /// A counting semaphore on a KV prefix, compatible with Consul's Go api.Semaphore and
 /// `consul lock -n`: each contender holds `<prefix>/<session>` (acquired with its session,
 /// flags 16210313421097356768), and `<prefix>/.lock` holds `{"Limit":N,"Holders":{...}}`,
-/// changed only by check-and-set. Holders whose session no longer holds a key under the
+/// changed only by check-and-set. A holder of one slot is listed as `true`, as Go lists it;
+/// one of n > 1 slots (an acquire of n) as the number n, which Go peers cannot decode: while
+/// such a permit is held their acquires fail ("Failed to read lock"), and never count its n
+/// slots as one. Holders whose session no longer holds a key under the
 /// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
 /// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
 ///
@@ -156,17 +167,41 @@ public:
     /// with no permit of this process left (a permit dropped without a release) is taken
     /// over without a write.
     template <class Token = default_token_t>
-    auto async_acquire(session& s, Token&& token = {}) {
+    requires(!std::is_integral_v<std::remove_cvref_t<Token>>) // (a count: the overload below)
+        auto async_acquire(session& s, Token&& token = {}) {
+        return async_acquire(s, 1, std::forward<Token>(token));
+    }
+
+    /// Waits for `slots` slots at once, all or nothing, held by one permit (permit::slots):
+    /// it is granted when that many are free together, and its release frees them all. Local
+    /// acquires are served first come, first served: a waiter asking for more than is free
+    /// keeps the smaller ones behind it waiting too, so it is not starved by them. In fair
+    /// mode the line across processes works the same way, counting each contender of another
+    /// process as asking for one slot (the key layout does not say more). errc::invalid_argument
+    /// at once, with nothing written, for 0 slots, more than the limit, or (re-entrant) more
+    /// than the permit its session holds here. Go peers cannot decode a `.lock` listing a
+    /// permit of more than one slot: they fail their acquires while it is held, never
+    /// over-admit.
+    template <class Token = default_token_t>
+    auto async_acquire(session& s, std::uint32_t slots, Token&& token = {}) {
         using sig = void(error_code, permit);
-        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state());
+        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state(), slots);
     }
 
     /// Like async_acquire within one monotonic budget: empty optional = no slot in time
     /// (with `s`'s own permit held here, none comes before it ends).
     template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
+        return async_try_acquire(s, 1, budget, std::forward<Token>(token));
+    }
+
+    /// Like async_acquire(s, slots) within one monotonic budget: empty optional = not that
+    /// many slots in time.
+    template <class Token = default_token_t>
+    auto async_try_acquire(session& s, std::uint32_t slots, std::chrono::milliseconds budget,
+                           Token&& token = {}) {
         using sig = void(error_code, std::optional<permit>);
-        return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(),
+        return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(), slots,
                                      budget);
     }
 
@@ -197,10 +232,11 @@ public:
 private:
     using state_ptr = std::shared_ptr<detail::semaphore_state>;
     using session_ptr = std::shared_ptr<detail::session_state>;
-    static void acquire_impl(state_ptr, session_ptr, detail::diagnostics_route*,
+    static void acquire_impl(state_ptr, session_ptr, std::uint32_t, detail::diagnostics_route*,
                              asio::any_completion_handler<void(error_code, permit)>);
     static void
-    try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds, detail::diagnostics_route*,
+    try_acquire_impl(state_ptr, session_ptr, std::uint32_t, std::chrono::milliseconds,
+                     detail::diagnostics_route*,
                      asio::any_completion_handler<void(error_code, std::optional<permit>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
     static void status_impl(state_ptr, detail::diagnostics_route*,
