@@ -4,6 +4,7 @@
 #include "recipes_fixture.hpp"
 #include "semaphore_waits.hpp"
 
+#include <conclave/hold_scope.hpp>
 #include <conclave/semaphore.hpp>
 
 using namespace conclave;
@@ -156,6 +157,32 @@ TEST_CASE_METHOD(recipes_fixture,
         co_await one.async_release();
         co_await again.async_destroy();
         co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "the hold scopes take many slots at once", "[semaphore][slots]") {
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(consul, quick());
+        auto other = co_await session::async_create(consul, quick());
+        semaphore sem{consul, p + "scoped", 3};
+        const auto seen = co_await with_permit(sem, s, 2, [&](permit held) -> asio::awaitable<int> {
+            CHECK(held.slots() == 2);
+            // One slot is left: a scope asking for two does not run within its budget.
+            const bool ran = co_await try_with_permit(
+                sem, other, 2, 200ms, [](permit) -> asio::awaitable<void> { co_return; });
+            CHECK_FALSE(ran);
+            auto status = co_await sem.async_status();
+            co_return static_cast<int>(status.free_slots);
+        });
+        CHECK(seen == 1);
+        const auto ran = co_await try_with_permit(
+            sem, other, 3, 5s,
+            [](permit held) -> asio::awaitable<std::uint32_t> { co_return held.slots(); });
+        CHECK(ran == std::optional<std::uint32_t>{3});
+        co_await sem.async_destroy();
+        co_await s.async_destroy();
+        co_await other.async_destroy();
     };
     run(ioc, body());
 }
