@@ -53,12 +53,19 @@ struct semaphore_options : acquire_options<semaphore_options> {
     bool fair = false;
     /// Fair mode: how long a free slot is left to the contenders before this one.
     std::chrono::milliseconds fair_patience{1000};
+    /// Resizable: the limit is the one `.lock` records, which semaphore::async_set_limit
+    /// changes at run time; the object's own limit is only the first (when `.lock` does not
+    /// exist yet). Without it, a limit other than the object's is errc::limit_conflict, as for
+    /// Go's api.Semaphore, which sees a resized semaphore so too: give every participant of a
+    /// resizable semaphore this option.
+    bool resizable = false;
 
     semaphore_options& with_reentrant(bool v = true) { return set(reentrant, v); }
     semaphore_options& with_fair(bool v = true) { return set(fair, v); }
     semaphore_options& with_fair_patience(std::chrono::milliseconds v) {
         return set(fair_patience, v);
     }
+    semaphore_options& with_resizable(bool v = true) { return set(resizable, v); }
     semaphore_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
@@ -107,8 +114,9 @@ struct semaphore_holder {
 struct semaphore_status {
     semaphore_status() = default;
 
-    /// The limit `.lock` records, which equals the object's (a different one is
-    /// errc::limit_conflict); the object's when `.lock` does not exist yet.
+    /// The limit `.lock` records, which equals the object's unless it is resizable (a
+    /// different one is errc::limit_conflict otherwise); the object's when `.lock` does not
+    /// exist yet.
     std::uint32_t limit = 0;
     /// The live holders, by session ID: those an acquire counts (listed in `.lock`, and
     /// their session holds a key under the prefix). Crashed holders still listed are left
@@ -150,7 +158,8 @@ public:
 
     /// The KV prefix it lives under.
     const std::string& prefix() const noexcept;
-    /// How many holders it admits at once.
+    /// How many slots it was made with (a resizable semaphore's current limit is in
+    /// async_status).
     std::uint32_t limit() const noexcept;
 
     /// Waits for a slot. `void(error_code, permit)`: errc::limit_conflict (the thrown
@@ -221,6 +230,19 @@ public:
         return detail::initiate<sig>(token, &semaphore::status_impl, state_);
     }
 
+    /// Sets the limit `.lock` records (check-and-set, retried after lost races; creates
+    /// `.lock` when there is none), for a semaphore made with semaphore_options::resizable.
+    /// Growing lets waiters in at once. Shrinking takes no permit away: nobody is admitted
+    /// until the holders fit the new limit (they drain as they release). `void(error_code)`:
+    /// errc::invalid_argument for 0 or without the option (nothing written), errc::conflict
+    /// when `.lock` carries other flags, errc::bad_response when it cannot be decoded,
+    /// errc::permission_denied, the request's own errors. Go peers and fixed-limit objects
+    /// on the prefix then fail with errc::limit_conflict (Go: "semaphore limit conflict").
+    template <class Token = default_token_t>
+    auto async_set_limit(std::uint32_t limit, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &semaphore::set_limit_impl, state_, limit);
+    }
+
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
     /// while in use or when its flags differ. Contender keys are not touched (the next
     /// acquire deletes those of crashed contenders).
@@ -239,6 +261,8 @@ private:
                      detail::diagnostics_route*,
                      asio::any_completion_handler<void(error_code, std::optional<permit>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void set_limit_impl(state_ptr, std::uint32_t,
+                               asio::any_completion_handler<void(error_code)>);
     static void status_impl(state_ptr, detail::diagnostics_route*,
                             asio::any_completion_handler<void(error_code, semaphore_status)>);
 

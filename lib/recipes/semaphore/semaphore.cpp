@@ -157,6 +157,11 @@ std::vector<detail::dead_contender> dead_keys(const semaphore_hub& hub) {
     return detail::dead_contenders(hub.prefix, hub.entries());
 }
 
+std::string above_limit(std::uint32_t slots, std::uint32_t limit) {
+    return "a semaphore acquire of " + std::to_string(slots) + " slots, above its limit of " +
+           std::to_string(limit);
+}
+
 // What the front waiter would write: the holder record read, whether it adds us, and the
 // queued local waiters behind us that fit in the same check-and-set.
 struct attempt_plan {
@@ -233,6 +238,14 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         v.refused_ec = r.ec;
         return v;
     }
+    if (me.slots > r.record.limit_slots()) {
+        // A resizable semaphore's limit, read from `.lock`, is below what we ask for.
+        if (diag)
+            diag->client_message = above_limit(me.slots, r.record.limit_slots());
+        v.key = detail::key_state::refused;
+        v.refused_ec = make_error_code(errc::invalid_argument);
+        return v;
+    }
     const auto listed = r.record.holders.find(s.id);
     const bool left_here = listed != r.record.holders.end() && !hub.slot_busy(s.id);
     if (left_here && listed->second == me.slots) {
@@ -274,7 +287,7 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
             detail::first_in_line(sem.prefix, entries, others, free,
                                   [&](const std::string& id) { return hub.slots_asked(id); });
         const bool ours = std::find(first.begin(), first.end(), s.id) != first.end();
-        plan.members = detail::next_in_line(hub, sem.limit, r.record, s.id,
+        plan.members = detail::next_in_line(hub, r.record.limit_slots(), r.record, s.id,
                                             plan.take && ours ? free - me.slots : free, {}, &first);
         if (plan.take && !ours) {
             if (!plan.members.empty()) {
@@ -287,7 +300,7 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
             }
         }
     } else {
-        plan.members = detail::next_in_line(hub, sem.limit, r.record, s.id,
+        plan.members = detail::next_in_line(hub, r.record.limit_slots(), r.record, s.id,
                                             plan.take ? free - me.slots : free);
     }
     if (!plan.take && plan.members.empty()) {
@@ -365,9 +378,8 @@ error_code check_slots_asked(const semaphore_state& sem, const semaphore_hub& hu
     std::string why;
     if (slots == 0)
         why = "a semaphore acquire of 0 slots";
-    else if (slots > sem.limit)
-        why = "a semaphore acquire of " + std::to_string(slots) + " slots, above its limit of " +
-              std::to_string(sem.limit);
+    else if (slots > sem.limit && !sem.opts.resizable) // (else: against `.lock`'s, once read)
+        why = above_limit(slots, sem.limit);
     else if (auto here = hub.permit_here(session);
              here && sem.opts.reentrant && static_cast<permit_state&>(*here).slots < slots)
         why = "a re-entrant semaphore acquire of " + std::to_string(slots) +
@@ -397,7 +409,8 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         co_return acquire_result{error_code{}, detail::permit_factory::make(std::move(held))};
     detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
     auto how = acquire_outcome::taken; // how a permit was granted
-    queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit, slots)};
+    queue_place place{
+        hub, std::make_shared<semaphore_waiter>(s, sem->opts.resizable ? 0 : sem->limit, slots)};
     auto& me = *place.me;
     auto subscription = hub.subscribe();
     acquire_result result;

@@ -115,7 +115,7 @@ handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limi
     std::size_t taken = 0;
     for (const auto& w : hub.queue) {
         const auto& id = w->session->id;
-        if (w->limit != limit || !w->can_be_handed(now) || id == skip_session ||
+        if ((w->limit != limit && w->limit != 0) || !w->can_be_handed(now) || id == skip_session ||
             record.holders.count(id) || hub.clearing.count(id) ||
             (id != ending && hub.held_here_by(id)) ||
             (only && std::find(only->begin(), only->end(), id) == only->end()))

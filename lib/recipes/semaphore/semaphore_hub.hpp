@@ -41,7 +41,9 @@ struct semaphore_waiter {
         , slots(n) {}
 
     std::shared_ptr<session_state> session;
-    std::uint32_t limit; ///< of the waiter's semaphore object (only equal limits are batched)
+    /// Of the waiter's semaphore object (only equal limits are batched); 0 for a resizable
+    /// one, which takes the limit `.lock` records.
+    std::uint32_t limit;
     std::uint32_t slots; ///< how many slots it asks for
     /// Its contender key is written and held by its session: it may be added to the holders.
     bool enqueued = false;

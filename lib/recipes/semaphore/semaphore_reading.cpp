@@ -23,7 +23,7 @@ semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
         r.ec = make_error_code(errc::bad_response); // Go: "lock decoding failed"
         return r;
     }
-    if (record->limit != static_cast<std::int64_t>(sem.limit)) {
+    if (record->limit != static_cast<std::int64_t>(sem.limit) && !sem.opts.resizable) {
         if (diag)
             diag->client_message =
                 "semaphore limit conflict (lock: " + std::to_string(record->limit) +

@@ -53,6 +53,10 @@ std::uint64_t semaphore_record::free() const {
                : 0;
 }
 
+std::uint32_t semaphore_record::limit_slots() const {
+    return limit < 0 ? 0 : static_cast<std::uint32_t>(std::min<std::int64_t>(limit, 0xffffffff));
+}
+
 std::string semaphore_record::encode() const {
     // Built by hand to keep Go's field order (Limit, Holders) and sorted holder keys.
     std::string out = "{\"Limit\":" + std::to_string(limit) + ",\"Holders\":{";

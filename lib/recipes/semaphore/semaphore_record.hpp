@@ -26,6 +26,8 @@ struct semaphore_record {
     std::uint64_t used() const;
     /// `limit` minus used(), never below 0 (a record written by hand may list more).
     std::uint64_t free() const;
+    /// `limit` as a count of slots (0 when the record says a negative one).
+    std::uint32_t limit_slots() const;
 
     /// Compact JSON with Go's key order; "Holders" is always an object, never null (a Go
     /// peer would panic inserting into a nil map). A holder of one slot is `true`, as Go

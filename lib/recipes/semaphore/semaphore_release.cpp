@@ -72,12 +72,12 @@ handoff_batch::waiters next_holder(const semaphore_state& sem, const semaphore_h
                                    const semaphore_record& record, const std::string& me) {
     const auto free = record.free();
     if (!sem.opts.fair)
-        return next_in_line(hub, sem.limit, record, "", free, me);
+        return next_in_line(hub, record.limit_slots(), record, "", free, me);
     auto line = record;
     line.holders.emplace(me, 1);
     const auto first = first_in_line(sem.prefix, hub.entries(), line, free,
                                      [&](const std::string& id) { return hub.slots_asked(id); });
-    return next_in_line(hub, sem.limit, record, "", free, me, &first);
+    return next_in_line(hub, record.limit_slots(), record, "", free, me, &first);
 }
 
 } // namespace
@@ -115,7 +115,7 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         handoff_batch::waiters next;
         if (listed) {
             // Our slot goes to a local waiter (next_holder), unless the limit is not ours.
-            if (record->limit == static_cast<std::int64_t>(sem.limit))
+            if (record->limit == static_cast<std::int64_t>(sem.limit) || sem.opts.resizable)
                 next = next_holder(sem, *hub, *record, me);
             for (const auto& w : next)
                 record->holders[w->session->id] = w->slots;
