@@ -54,6 +54,8 @@ Options:
                         semaphore: clients the contenders spread over, one per process
                         it stands for
   --limit L             semaphore limit (default 4)
+  --slots S             semaphore: slots each acquire takes at once (default 1; above 1
+                        the Go peer is not run: api.Semaphore has no such acquire)
   --watchers M          watch, keys: watchers (default 16)
   --waiters W           scale: waiting contenders (default 10000)
   --connections C       client pool bound (default: enough for the scenario)
@@ -105,7 +107,7 @@ std::size_t options::*count_option(std::string_view flag) {
         {"--keys", &options::keys},       {"--processes", &options::processes},
         {"--limit", &options::limit},     {"--watchers", &options::watchers},
         {"--waiters", &options::waiters}, {"--connections", &options::connections},
-        {"--repeat", &options::repeat},
+        {"--repeat", &options::repeat},   {"--slots", &options::slots},
     };
     for (const auto& [name, member] : counts)
         if (name == flag)

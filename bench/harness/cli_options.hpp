@@ -21,6 +21,7 @@ struct options {
     std::size_t keys = 0;                  ///< K keys (0: per scenario, see key_count)
     std::size_t processes = 1;             ///< P worker processes for contend
     std::size_t limit = 4;                 ///< semaphore limit L
+    std::size_t slots = 1;                 ///< semaphore: slots per acquire
     std::size_t watchers = 16;             ///< M watchers
     std::size_t waiters = 10000;           ///< scale: waiting contenders
     std::size_t connections = 0;           ///< client pool bound (0: per scenario)
