@@ -55,15 +55,16 @@ struct group_options : detail::options_base<group_options> {
     group_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
-/// One member of a group, as read.
-struct group_member {
+/// One member of a group, as read. (Not `group_member`: glibc's <unistd.h> declares a
+/// function of that name, which `using namespace conclave` would make ambiguous.)
+struct member_info {
     std::string id;                 ///< the last part of its key, `<prefix>/<id>`
     std::string value;              ///< what it published (async_join, async_update)
     std::string session;            ///< the session it is a member with
     std::uint64_t create_index = 0; ///< of its key: members ordered by it joined in that order
     std::uint64_t modify_index = 0; ///< of its key's last write (join or update)
 
-    bool operator==(const group_member&) const = default;
+    bool operator==(const member_info&) const = default;
 };
 
 /// One change between two reports of a group_watch.
@@ -75,7 +76,7 @@ struct member_change {
     };
     kind what = kind::joined;
     /// The member: as it is now (joined, updated), as it was last reported (left).
-    group_member member;
+    member_info member;
 
     bool operator==(const member_change&) const = default;
 };
@@ -83,7 +84,7 @@ struct member_change {
 /// What group_watch::async_next reports: the members now, and what changed since the
 /// previous report.
 struct group_view {
-    std::vector<group_member> members;  ///< sorted by id
+    std::vector<member_info> members;   ///< sorted by id
     std::vector<member_change> changes; ///< left first, then joined and updated, by id
     std::uint64_t index = 0;            ///< the X-Consul-Index the members were read at
 };
@@ -205,10 +206,10 @@ public:
             token, &group::join_impl, state_, s.state(), std::move(id), std::move(value));
     }
 
-    /// The members now (one read): `void(error_code, std::vector<group_member>)`, by id.
+    /// The members now (one read): `void(error_code, std::vector<member_info>)`, by id.
     template <class Token = default_token_t>
     auto async_members(Token&& token = {}) const {
-        return detail::initiate<void(error_code, std::vector<group_member>)>(
+        return detail::initiate<void(error_code, std::vector<member_info>)>(
             token, &group::members_impl, state_);
     }
 
@@ -223,7 +224,7 @@ private:
                           asio::any_completion_handler<void(error_code, membership)>);
     static void
     members_impl(state_ptr, detail::diagnostics_route*,
-                 asio::any_completion_handler<void(error_code, std::vector<group_member>)>);
+                 asio::any_completion_handler<void(error_code, std::vector<member_info>)>);
     state_ptr state_;
 };
 

@@ -25,8 +25,8 @@ kv_entry entry(std::string key, std::string value, std::string session,
     return e;
 }
 
-group_member member(std::string id, std::string value, std::string session) {
-    return group_member{std::move(id), std::move(value), std::move(session), 5, 7};
+member_info member(std::string id, std::string value, std::string session) {
+    return member_info{std::move(id), std::move(value), std::move(session), 5, 7};
 }
 
 using kind = member_change::kind;
@@ -58,10 +58,10 @@ TEST_CASE("members are held keys one level under the prefix with the group's fla
 }
 
 TEST_CASE("changes between two readings: left, then joined and updated, by id", "[group]") {
-    const std::vector<group_member> before{member("a", "1", "s1"), member("b", "2", "s2"),
-                                           member("c", "3", "s3")};
-    const std::vector<group_member> after{member("b", "2bis", "s2"), member("c", "3", "s9"),
-                                          member("d", "4", "s4")};
+    const std::vector<member_info> before{member("a", "1", "s1"), member("b", "2", "s2"),
+                                          member("c", "3", "s3")};
+    const std::vector<member_info> after{member("b", "2bis", "s2"), member("c", "3", "s9"),
+                                         member("d", "4", "s4")};
     const auto d = diff_members(before, after);
     REQUIRE(d.size() == 5);
     CHECK(d[0] == member_change{kind::left, member("a", "1", "s1")});

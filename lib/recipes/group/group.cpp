@@ -93,7 +93,7 @@ asio::awaitable<join_result> join_loop(std::shared_ptr<group_state> G,
         }
         if (t.committed && !t.results.empty()) {
             const auto& e = t.results.back();
-            G->hub->wrote(group_member{id, value, S->id, e.create_index, e.modify_index});
+            G->hub->wrote(member_info{id, value, S->id, e.create_index, e.modify_index});
             auto m = std::make_shared<member_state>(
                 G, S, fencing_token{key, S->id, e.lock_index, e.modify_index}, id);
             co_return join_result{error_code{}, group_state::handle(std::move(m))};
@@ -137,7 +137,7 @@ asio::awaitable<join_result> join(std::shared_ptr<group_state> G,
     }
 }
 
-using members_result = std::pair<error_code, std::vector<group_member>>;
+using members_result = std::pair<error_code, std::vector<member_info>>;
 
 asio::awaitable<members_result> read_members(std::shared_ptr<group_state> G, diagnostics* diag) {
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation(),
@@ -190,7 +190,7 @@ void group::join_impl(state_ptr G, session_ptr S, std::string id, std::string va
 
 void group::members_impl(
     state_ptr G, detail::diagnostics_route* route,
-    asio::any_completion_handler<void(error_code, std::vector<group_member>)> h) {
+    asio::any_completion_handler<void(error_code, std::vector<member_info>)> h) {
     auto* diag = detail::diagnostics_route::target(route, G->opts.diag);
     auto ex = G->consul.get_executor();
     detail::spawn_op(ex, read_members(std::move(G), diag), std::move(h));

@@ -20,9 +20,9 @@ group_hub::group_hub(client c, std::string p, settings s)
     : shared_query(std::move(c), "group-hub:" + p, s)
     , prefix(std::move(p)) {}
 
-const group_member* group_hub::member(const std::string& id) const {
+const member_info* group_hub::member(const std::string& id) const {
     auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const group_member& m) { return m.id == id; });
+                           [&](const member_info& m) { return m.id == id; });
     return it == members_.end() ? nullptr : &*it;
 }
 
@@ -35,18 +35,17 @@ std::shared_ptr<void> group_hub::writing() {
     });
 }
 
-void group_hub::wrote(const group_member& m) {
+void group_hub::wrote(const member_info& m) {
     if (known() && state_index() > m.modify_index)
         return; // the query read something newer already
     auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const group_member& x) { return x.id == m.id; });
+                           [&](const member_info& x) { return x.id == m.id; });
     if (it != members_.end())
         *it = m;
     else
-        members_.insert(std::upper_bound(members_.begin(), members_.end(), m,
-                                         [](const group_member& a, const group_member& b) {
-                                             return a.id < b.id;
-                                         }),
+        members_.insert(std::upper_bound(
+                            members_.begin(), members_.end(), m,
+                            [](const member_info& a, const member_info& b) { return a.id < b.id; }),
                         m);
     // Known only if it was: one write says nothing of the other members.
     if (known())

@@ -25,16 +25,16 @@ public:
     const std::string prefix;
 
     /// The members when known(), by id.
-    const std::vector<group_member>& members() const noexcept { return members_; }
+    const std::vector<member_info>& members() const noexcept { return members_; }
     /// The member `id` as known, or null.
-    const group_member* member(const std::string& id) const;
+    const member_info* member(const std::string& id) const;
 
     /// A write of ours under the prefix is in flight while the returned handle lives: the
     /// query waits for it (its outcome will change what a read would see).
     std::shared_ptr<void> writing();
     /// Our write at `m.modify_index` made `m` a member (or changed its value): known at
     /// once, before the query reads it back.
-    void wrote(const group_member& m);
+    void wrote(const member_info& m);
 
 private:
     bool transaction_in_flight() const override { return writes_in_flight_ > 0; }
@@ -45,7 +45,7 @@ private:
     // unchanged since) so that a group does not collect them. Once per key and index.
     void delete_dead(const std::vector<kv_entry>& entries);
 
-    std::vector<group_member> members_;
+    std::vector<member_info> members_;
     unsigned writes_in_flight_ = 0;
     std::map<std::string, std::uint64_t> deleting_; ///< dead keys asked to go, at that index
 };

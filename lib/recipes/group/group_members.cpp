@@ -13,10 +13,10 @@ std::string member_id_problem(const std::string& id) {
     return {};
 }
 
-std::vector<group_member> members_of(const std::string& prefix,
-                                     const std::vector<kv_entry>& entries) {
+std::vector<member_info> members_of(const std::string& prefix,
+                                    const std::vector<kv_entry>& entries) {
     const auto folder = prefix + "/";
-    std::vector<group_member> members;
+    std::vector<member_info> members;
     for (const auto& e : entries) {
         if (!e.key.starts_with(folder) || e.flags != group_member_flag_value || e.session.empty())
             continue;
@@ -24,15 +24,15 @@ std::vector<group_member> members_of(const std::string& prefix,
         if (!member_id_problem(id).empty())
             continue;
         members.push_back(
-            group_member{std::move(id), e.value, e.session, e.create_index, e.modify_index});
+            member_info{std::move(id), e.value, e.session, e.create_index, e.modify_index});
     }
     std::sort(members.begin(), members.end(),
-              [](const group_member& a, const group_member& b) { return a.id < b.id; });
+              [](const member_info& a, const member_info& b) { return a.id < b.id; });
     return members;
 }
 
-std::vector<member_change> diff_members(const std::vector<group_member>& before,
-                                        const std::vector<group_member>& after) {
+std::vector<member_change> diff_members(const std::vector<member_info>& before,
+                                        const std::vector<member_info>& after) {
     using kind = member_change::kind;
     std::vector<member_change> left, came;
     auto b = before.begin();

@@ -18,13 +18,13 @@ std::string member_id_problem(const std::string& id);
 
 /// The members among `entries` (a recursive read of `prefix` + "/"): keys one level under
 /// the prefix, with the group's flags, held by a session. By id.
-std::vector<group_member> members_of(const std::string& prefix,
-                                     const std::vector<kv_entry>& entries);
+std::vector<member_info> members_of(const std::string& prefix,
+                                    const std::vector<kv_entry>& entries);
 
 /// From `before` to `after` (both by id): left (as they were), then joined and updated (as
 /// they are), each by id. A member whose session changed left and joined again.
-std::vector<member_change> diff_members(const std::vector<group_member>& before,
-                                        const std::vector<group_member>& after);
+std::vector<member_change> diff_members(const std::vector<member_info>& before,
+                                        const std::vector<member_info>& after);
 
 /// What a join with `session` finds at its key.
 enum class join_verdict {

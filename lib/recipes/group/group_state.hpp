@@ -55,8 +55,8 @@ struct group_watch_state {
     explicit group_watch_state(std::shared_ptr<group_state> g)
         : group(std::move(g)) {}
     std::shared_ptr<group_state> group;
-    std::optional<std::vector<group_member>> last; ///< none: nothing reported yet
-    bool busy = false;                             ///< an async_next is in progress
+    std::optional<std::vector<member_info>> last; ///< none: nothing reported yet
+    bool busy = false;                            ///< an async_next is in progress
 };
 
 } // namespace conclave::detail

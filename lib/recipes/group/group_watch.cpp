@@ -35,7 +35,7 @@ asio::awaitable<view_result> next_view(std::shared_ptr<group_watch_state> W, dia
             group_view v;
             v.members = hub.members();
             v.changes =
-                detail::diff_members(W->last.value_or(std::vector<group_member>{}), v.members);
+                detail::diff_members(W->last.value_or(std::vector<member_info>{}), v.members);
             v.index = hub.state_index();
             W->last = v.members;
             if (diag)

@@ -64,8 +64,8 @@ asio::awaitable<error_code> update(std::shared_ptr<member_state> M, std::string 
     if (!t.results.empty()) {
         const auto& e = t.results.back();
         M->written = e.modify_index;
-        G.hub->wrote(group_member{M->id, std::move(value), M->token.session, e.create_index,
-                                  e.modify_index});
+        G.hub->wrote(
+            member_info{M->id, std::move(value), M->token.session, e.create_index, e.modify_index});
     }
     if (diag)
         diag->clear();
