@@ -42,6 +42,15 @@ struct list_counter : observer {
     }
 };
 
+// The grants and sessions a client's observer saw lost: (kind, name).
+struct loss_log : observer {
+    std::vector<std::pair<hold_kind, std::string>> lost;
+    void health_changed(const health_event& e) override {
+        if (e.health == hold_health::lost)
+            lost.emplace_back(e.kind, std::string(e.name));
+    }
+};
+
 // The code and message of a failure awaited with conclave::as_outcome (empty: success).
 std::pair<error_code, std::string> failure_of(const std::exception_ptr& e) {
     if (!e)
@@ -215,10 +224,15 @@ TEST_CASE_METHOD(recipes_fixture,
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(recipes_fixture, "a membership is lost when its key is deleted", "[group]") {
+TEST_CASE_METHOD(recipes_fixture, "a membership is lost when its key is deleted, and says so",
+                 "[group]") {
+    auto log = std::make_shared<loss_log>();
+    auto cfg = server.client_config();
+    cfg.observer = log;
+    client member_client{ioc.get_executor(), cfg};
     auto body = [&]() -> asio::awaitable<void> {
-        auto s = co_await session::async_create(consul, quick());
-        group g{consul, p + "g"};
+        auto s = co_await session::async_create(member_client, quick());
+        group g{member_client, p + "g"};
         auto me = co_await g.async_join(s, "m", "v");
         auto remove = [&]() -> asio::awaitable<void> {
             co_await consul.async_kv_delete(p + "g/m");
@@ -230,6 +244,9 @@ TEST_CASE_METHOD(recipes_fixture, "a membership is lost when its key is deleted"
         const auto ec = co_await (wait() && remove());
         CHECK(ec == errc::lock_lost);
         CHECK_FALSE(me.held());
+        // Reported to the observer (metrics: lost_total{kind="group_member"}).
+        CHECK(log->lost ==
+              std::vector<std::pair<hold_kind, std::string>>{{hold_kind::group_member, p + "g/m"}});
         co_await me.async_leave(); // nothing left to do: success
         co_await s.async_destroy();
     };
