@@ -13,7 +13,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +41,15 @@ struct list_counter : observer {
     void request_finished(const request_event& e) override {
         if (e.endpoint == "kv_list" && e.blocking)
             --blocking_in_flight;
+    }
+};
+
+// Calls `on_start` with the endpoint of each request a client starts.
+struct request_hook : observer {
+    std::function<void(std::string_view)> on_start;
+    void request_started(std::string_view endpoint, bool) override {
+        if (on_start)
+            on_start(endpoint);
     }
 };
 
@@ -248,6 +259,35 @@ TEST_CASE_METHOD(recipes_fixture, "a membership is lost when its key is deleted,
         CHECK(log->lost ==
               std::vector<std::pair<hold_kind, std::string>>{{hold_kind::group_member, p + "g/m"}});
         co_await me.async_leave(); // nothing left to do: success
+        co_await s.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture, "a join cancelled as its write is on its way leaves no member",
+                 "[group]") {
+    auto hook = std::make_shared<request_hook>();
+    auto cfg = server.client_config();
+    cfg.observer = hook;
+    client c{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await session::async_create(c, quick());
+        group g{c, p + "g"};
+        asio::cancellation_signal stop;
+        hook->on_start = [&](std::string_view endpoint) {
+            if (endpoint == "txn")
+                asio::post(ioc, [&] { stop.emit(asio::cancellation_type::terminal); });
+        };
+        auto [ec, m] = co_await g.async_join(
+            s, "m", "v", asio::bind_cancellation_slot(stop.slot(), awaitable_tuple));
+        hook->on_start = nullptr;
+        CHECK(ec == asio::error::operation_aborted);
+        CHECK_FALSE(m.valid());
+        // Applied or not, the key does not stay while the session lives.
+        const bool gone = co_await key_gone(c, p + "g/m");
+        CHECK(gone);
+        auto members = co_await g.async_members();
+        CHECK(members.empty());
         co_await s.async_destroy();
     };
     run(ioc, body());
