@@ -11,6 +11,7 @@
 #include <conclave/error.hpp>
 #include <conclave/fence.hpp>
 #include <conclave/grant.hpp>
+#include <conclave/group.hpp>
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/log.hpp>
@@ -27,5 +28,5 @@
 
 /// \namespace conclave
 /// Everything conclave declares: the Consul client (client, client_config), the recipes
-/// built on it (session, lock, semaphore, elector, watch, counter, fence, async_fenced_put,
+/// built on it (session, lock, semaphore, elector, watch, counter, group, fence, async_fenced_put,
 /// with_lock) and their errors (errc, error). The embedded dev agent is in conclave::dev.

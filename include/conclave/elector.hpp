@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace conclave {
 
@@ -23,12 +24,23 @@ struct observer_state;
 
 /// Who leads: what a leader published in the key, and its grant.
 struct leader_info {
-    std::string value;              ///< what the leader published (e.g. "10.0.0.7:8080")
-    std::string session;            ///< the leader's session
-    std::uint64_t lock_index = 0;   ///< Consul's LockIndex of the key in that term
-    std::uint64_t modify_index = 0; ///< of the write that made it leader (orders terms)
+    std::string value;            ///< what the leader published (e.g. "10.0.0.7:8080")
+    std::string session;          ///< the leader's session
+    std::uint64_t lock_index = 0; ///< Consul's LockIndex of the key in that term
+    /// Of the key's last write: the one that made it leader, or a later async_proclaim of
+    /// the same term (orders terms: a later term's is larger).
+    std::uint64_t modify_index = 0;
 
     bool operator==(const leader_info&) const = default;
+};
+
+/// A candidate as elector::async_participants lists it.
+struct participant {
+    std::string value;    ///< what it publishes (its elector_options::value)
+    std::string session;  ///< its session
+    bool leading = false; ///< it leads (the first of the list); else it waits its turn
+
+    bool operator==(const participant&) const = default;
 };
 
 /// What elector::async_run(session_config) reports about its sessions to
@@ -71,6 +83,11 @@ struct elector_options : acquire_options<elector_options> {
     /// by observe() as one change. Give every candidate the same value (two that prefer
     /// different candidates would hand leadership back and forth).
     std::string preferred;
+    /// Candidates queue in fair mode (lock_options::fair): they lead in the order they began
+    /// to campaign, across processes, and async_participants lists them in that order. Costs
+    /// one more write per campaign (its contender key). Implied by `preferred`. Give every
+    /// candidate the same setting.
+    bool fair = false;
     /// Called by async_run(session_config), on the elector's executor, as it creates, loses
     /// and destroys its sessions (see session_event), before it goes on. Must not throw.
     /// Empty: nothing is reported.
@@ -81,6 +98,7 @@ struct elector_options : acquire_options<elector_options> {
         return set(resign_holdoff, v);
     }
     elector_options& with_preferred(std::string v) { return set(preferred, std::move(v)); }
+    elector_options& with_fair(bool v = true) { return set(fair, v); }
     elector_options& with_on_session(std::function<void(const session_event&)> f) {
         on_session = std::move(f);
         return *this;
@@ -235,6 +253,32 @@ public:
             token, &elector::leader_impl, state_);
     }
 
+    /// The candidates in the order they would lead: `void(error_code, std::vector<participant>)`,
+    /// the leader first (`leading`), then, in fair mode (elector_options::fair or preferred),
+    /// the waiting candidates of every process in their order in line (their contender keys
+    /// by CreateIndex). A plain-mode candidate leaves no trace in Consul while it waits (it
+    /// races for the key when it is released, in no set order): the list then has the leader
+    /// only. Empty when nobody leads and nobody waits. One read; errc::conflict when the key
+    /// is not a lock key.
+    template <class Token = default_token_t>
+    auto async_participants(Token&& token = {}) const {
+        return detail::initiate<void(error_code, std::vector<participant>)>(
+            token, &elector::participants_impl, state_);
+    }
+
+    /// The leader publishes `value` in place of its current one (`void(error_code)`), without
+    /// a new term: the same session and LockIndex, its fencing token unchanged, so observers
+    /// (observe()) report the new value with the same session and lock_index, and no term
+    /// ends or begins. For this term only: the next term publishes elector_options::value
+    /// again, and the key keeps that value when it is released. errc::invalid_argument when
+    /// this elector holds no term (async_run's or async_campaign's); errc::lock_lost (and the
+    /// term ends, as any loss) when the key is no longer held by the term's session.
+    template <class Token = default_token_t>
+    auto async_proclaim(std::string value, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &elector::proclaim_impl, state_,
+                                                  std::move(value));
+    }
+
     /// The term's token while this process leads and may still consider itself leader
     /// (the lease's held(): synchronous, no I/O).
     std::optional<fencing_token> is_leader() const;
@@ -253,6 +297,11 @@ private:
                             asio::any_completion_handler<void(error_code)>);
     static void campaign_impl(state_ptr, session, detail::diagnostics_route*,
                               asio::any_completion_handler<void(error_code, leadership)>);
+    static void
+        participants_impl(state_ptr,
+                          asio::any_completion_handler<void(error_code, std::vector<participant>)>);
+    static void proclaim_impl(state_ptr, std::string,
+                              asio::any_completion_handler<void(error_code)>);
     static void
         leader_impl(state_ptr,
                     asio::any_completion_handler<void(error_code, std::optional<leader_info>)>);

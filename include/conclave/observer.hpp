@@ -67,13 +67,13 @@ struct acquire_event {
 
 /// What a health event is about. Jeopardy and recovery are a session's (its grants share
 /// them); losses are reported for the session and for each grant the library sees end.
-enum class hold_kind { session, lock, semaphore, multi_lock, read_write_lock };
+enum class hold_kind { session, lock, semaphore, multi_lock, read_write_lock, group_member };
 
 /// A session or grant changed health (see hold_health).
 struct health_event {
     hold_kind kind = hold_kind::session;
     /// The session's ID, the lock's key (a read-write lock's), the semaphore's contender key, a
-    /// multi-lock's first key.
+    /// multi-lock's first key, a group member's key.
     std::string_view name;
     hold_health health = hold_health::held; ///< now: jeopardy, lost, or held again
     /// Why. Jeopardy: the failed renewal's error (errc::timeout when none answered in

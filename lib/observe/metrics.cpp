@@ -139,7 +139,8 @@ metrics::metrics()
     : store_(std::make_unique<store>()) {
     // The series an alert watches start at 0: Prometheus' increase() does not count the
     // first sample of a series, so a loss that created its series would go unnoticed.
-    for (std::string_view kind : {"session", "lock", "semaphore", "multi_lock", "read_write_lock"})
+    for (std::string_view kind :
+         {"session", "lock", "semaphore", "multi_lock", "read_write_lock", "group_member"})
         for (std::string_view reason : {"session_invalidated", "session_expired", "lock_lost"})
             if (kind != "session" || reason != "lock_lost")
                 store_->add("lost_total",

@@ -37,6 +37,8 @@ std::string_view to_string(hold_kind k) noexcept {
         return "semaphore";
     case hold_kind::multi_lock:
         return "multi_lock";
+    case hold_kind::group_member:
+        return "group_member";
     case hold_kind::read_write_lock:
         break;
     }

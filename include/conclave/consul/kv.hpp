@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
 /// The key/value store's values: entries, the results of reads, the options of writes, and
-/// the flags Go's lock and semaphore write.
+/// the flags Go's lock and semaphore (and conclave's group) write.
 #pragma once
 
 #include <conclave/consul/request.hpp>
@@ -19,6 +19,9 @@ namespace conclave {
 inline constexpr std::uint64_t lock_flag_value = 3304740253564472344ULL;
 /// Flags of the `.lock` and contender keys written by Go's api.Semaphore.
 inline constexpr std::uint64_t semaphore_flag_value = 16210313421097356768ULL;
+/// Flags of a group member's key `<prefix>/<member id>` (conclave::group; no Go
+/// counterpart: a random number, so that no other tool's keys carry it by chance).
+inline constexpr std::uint64_t group_member_flag_value = 0xffe1de6796cfcacfULL;
 
 /// One KV pair as Consul stores it. An empty value is what Consul reports as `null`.
 struct kv_entry {

@@ -7,6 +7,8 @@
 #include "observe/report.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/notifier.hpp"
+#include "recipes/elector/elector_state.hpp"
+#include "recipes/elector/participants.hpp"
 #include "recipes/lock/key_hub.hpp"
 
 #include <conclave/elector.hpp>
@@ -22,68 +24,15 @@
 
 namespace conclave {
 
-namespace detail {
-
-struct elector_state {
-    elector_state(client& c, std::string k, elector_options o)
-        : consul(c)
-        , key(std::move(k))
-        , opts(std::move(o))
-        , mutex(c, key,
-                lock_options{}
-                    .with_value(opts.value)
-                    .with_wait(opts.wait)
-                    .with_monitor_retries(opts.monitor_retries, opts.monitor_retry_wait)
-                    .with_cleanup_timeout(opts.cleanup_timeout)
-                    .with_fair(!opts.preferred.empty())
-                    .with_preferred(opts.preferred)) {}
-
-    client consul;
-    std::string key;
-    elector_options opts;
-    lock mutex;
-    std::optional<lock_lease> current; ///< while leading (async_run)
-    bool running = false;              ///< an async_run is active
-    bool campaigning = false;          ///< an async_campaign is acquiring
-    std::optional<lock_lease> term;    ///< async_campaign's last term (held until released)
-
-    /// An async_campaign's campaign or term is under way.
-    bool campaign_busy() const { return campaigning || (term && term->held()); }
-    std::uint64_t resigns = 0; ///< bumped by each async_resign
-    /// The hold-off the last resign asked for, instead of opts.resign_holdoff.
-    std::optional<std::chrono::milliseconds> resign_holdoff;
-    notifier changed; ///< resign requested, leadership ended
-};
-
-struct observer_state {
-    observer_state(client c, const std::string& key)
-        : consul(c)
-        , follow(std::move(c), watch::key(key)) {}
-    client consul;
-    watch follow;
-    /// What the last call reported (outer empty: nothing reported yet).
-    std::optional<std::optional<leader_info>> last;
-};
-
-} // namespace detail
-
 namespace {
 
 using namespace asio::experimental::awaitable_operators;
 using clock = std::chrono::steady_clock;
 using detail::elector_state;
+using detail::leader_of;
+using detail::leader_result;
 using detail::observer_state;
-using leader_result = std::pair<error_code, std::optional<leader_info>>;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
-// The leader a key names (empty: free or absent); conflict for a key of another recipe.
-leader_result leader_of(const std::optional<kv_entry>& e) {
-    if (!e || e->session.empty())
-        return {};
-    if (e->flags != lock_flag_value)
-        return {make_error_code(errc::conflict), std::nullopt};
-    return {error_code{}, leader_info{e->value, e->session, e->lock_index, e->modify_index}};
-}
 
 asio::awaitable<void> resign_requested(std::shared_ptr<elector_state> E, std::uint64_t seen) {
     while (E->resigns == seen)
