@@ -6,7 +6,7 @@
 
 #include <conclave/client.hpp>
 #include <conclave/detail/export.hpp>
-#include <conclave/detail/options_base.hpp>
+#include <conclave/detail/keyed_options.hpp>
 #include <conclave/session.hpp>
 
 #include <chrono>
@@ -30,31 +30,12 @@ struct double_barrier_state;
 struct session_state;
 } // namespace detail
 
-/// How a barrier, a double barrier or a countdown latch writes and watches its keys. Not an
-/// aggregate (see conclave/consul/request.hpp): set fields with the with_* calls.
-struct barrier_options : detail::options_base<barrier_options> {
+/// How a barrier, a double barrier or a countdown latch bounds its writes (budget: set,
+/// remove, try_set_count, count_down) and watches its key or prefix (wait, retry_wait),
+/// and where a failure's text goes (diag): see detail::keyed_options. Not an aggregate
+/// (see conclave/consul/request.hpp): set fields with the with_* calls.
+struct barrier_options : detail::keyed_options<barrier_options> {
     barrier_options() = default;
-
-    /// Bounds each write of a barrier's or a latch's key (set, remove, try_set_count,
-    /// count_down), its requests and its retries after check-and-set races lost to other
-    /// writers. 0: the client's request_timeout.
-    std::chrono::milliseconds budget{0};
-    /// Longest blocking query of the read that the waits share (Consul adds up to 1/16 of
-    /// jitter). That read is the client's for the key or prefix: the first object of a
-    /// client on it sets its wait and retry_wait, for every later one too.
-    std::chrono::milliseconds wait{60000};
-    /// Pause between tries of that read after it failed.
-    std::chrono::milliseconds retry_wait{1000};
-    /// Filled with what a failed operation says (Consul's text, and conclave's: the key and
-    /// what it holds for errc::conflict) when not null, for tokens other than
-    /// with_diagnostics, which carries it in the conclave::error it throws. Shared by every
-    /// operation of this object.
-    diagnostics* diag = nullptr;
-
-    barrier_options& with_budget(std::chrono::milliseconds v) { return set(budget, v); }
-    barrier_options& with_wait(std::chrono::milliseconds v) { return set(wait, v); }
-    barrier_options& with_retry_wait(std::chrono::milliseconds v) { return set(retry_wait, v); }
-    barrier_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
 /// A barrier in one KV key, like Curator's DistributedBarrier: while the key exists, every

@@ -4,6 +4,7 @@
 // reaches 0 and shares one blocking query per client, cancellation, and keys of other
 // recipes refused with nothing written.
 #include "recipes_fixture.hpp"
+#include "thrown_by.hpp"
 
 #include <conclave/latch.hpp>
 #include <conclave/observer.hpp>
@@ -40,20 +41,6 @@ struct blocking_reads : observer {
     }
 };
 
-template <class Op>
-asio::awaitable<std::pair<error_code, std::string>> thrown_by(Op op) {
-    try {
-        co_await std::move(op);
-    } catch (const conclave::error& e) {
-        co_return std::pair<error_code, std::string>{e.code(), e.what()};
-    }
-    co_return std::pair<error_code, std::string>{};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 } // namespace
 
 TEST_CASE_METHOD(recipes_fixture, "a latch's count is set only while it is open", "[latch]") {
@@ -84,7 +71,7 @@ TEST_CASE_METHOD(recipes_fixture, "a latch's count is set only while it is open"
     run(ioc, body());
 }
 
-TEST_CASE_METHOD(recipes_fixture, "a count down stops at 0, where the key goes", "[latch]") {
+TEST_CASE_METHOD(recipes_fixture, "a count down stops at 0 where the key goes", "[latch]") {
     auto body = [&]() -> asio::awaitable<void> {
         countdown_latch latch{consul, p + "one"};
         co_await latch.async_try_set_count(1);

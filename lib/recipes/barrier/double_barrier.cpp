@@ -98,6 +98,26 @@ error_code count_conflict(double_barrier_state& st, const prefix_view& v, diagno
     return make_error_code(errc::limit_conflict);
 }
 
+// One read of the prefix: errc::conflict when it is not a double barrier's.
+asio::awaitable<view_result> read_checked(double_barrier_state& st, diagnostics& said) {
+    auto r = co_await detail::read_prefix(st, said);
+    if (!r.first && !r.second.reading.problem.empty())
+        r.first = conflict(said, r.second.reading.problem);
+    co_return r;
+}
+
+// Runs an enter's or a leave's loop: an exception out of it (a cancellation seen between
+// requests) is its error.
+asio::awaitable<error_code> caught(asio::awaitable<error_code> loop) {
+    error_code ec;
+    try {
+        ec = co_await std::move(loop);
+    } catch (...) {
+        ec = detail::error_from_exception(std::current_exception());
+    }
+    co_return ec;
+}
+
 // The next reading to judge: the shared query's next news once a wait began.
 asio::awaitable<view_result> next_view(double_barrier_state& st, std::optional<barrier_news>& news,
                                        const prefix_view& last, diagnostics& said) {
@@ -113,11 +133,10 @@ asio::awaitable<error_code> enter_loop(double_barrier_state& st, session_state& 
     if (s.check(detail::clock::now()))
         co_return s.lost;
     // A read first: nothing is written under a prefix that is not a double barrier's.
-    auto [read_error, first] = co_await detail::read_prefix(st, said);
+    auto [read_error, first] = co_await read_checked(st, said);
+    (void)first;
     if (read_error)
         co_return read_error;
-    if (!first.reading.problem.empty())
-        co_return conflict(said, first.reading.problem);
     wrote = true; // from here, the key may exist: a failure deletes it
     auto write_error = co_await write_participant(st, s, said);
     if (write_error == errc::conflict)
@@ -175,12 +194,7 @@ asio::awaitable<error_code> enter(std::shared_ptr<double_barrier_state> st,
                                                        detail::as_terminal{});
     diagnostics said;
     bool wrote = false;
-    error_code ec;
-    try {
-        ec = co_await enter_loop(*st, *s, wrote, said);
-    } catch (...) {
-        ec = detail::error_from_exception(std::current_exception());
-    }
+    auto ec = co_await caught(enter_loop(*st, *s, wrote, said));
     if (ec && wrote) {
         // (Here, not in forget_participant: awaiting it would throw once cancelled.)
         co_await asio::this_coro::throw_if_cancelled(false);
@@ -199,11 +213,9 @@ asio::awaitable<error_code> enter(std::shared_ptr<double_barrier_state> st,
 
 asio::awaitable<error_code> leave_loop(double_barrier_state& st, session_state& s,
                                        diagnostics& said) {
-    auto [read_error, before] = co_await detail::read_prefix(st, said);
+    auto [read_error, before] = co_await read_checked(st, said);
     if (read_error)
         co_return read_error;
-    if (!before.reading.problem.empty())
-        co_return conflict(said, before.reading.problem);
     const auto round = detail::round_of(before.reading, s.id);
     if (before.reading.find(s.id) != nullptr) {
         auto [delete_error, done] = co_await detail::call(
@@ -237,12 +249,7 @@ asio::awaitable<error_code> leave(std::shared_ptr<double_barrier_state> st,
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation(),
                                                        detail::as_terminal{});
     diagnostics said;
-    error_code ec;
-    try {
-        ec = co_await leave_loop(*st, *s, said);
-    } catch (...) {
-        ec = detail::error_from_exception(std::current_exception());
-    }
+    auto ec = co_await caught(leave_loop(*st, *s, said));
     if (diag)
         *diag = ec ? said : diagnostics{};
     co_return ec;

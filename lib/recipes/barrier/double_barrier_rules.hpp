@@ -193,12 +193,15 @@ inline enter_step decide_enter(const barrier_reading& r, const std::string& sess
 }
 
 /// The round a leave waits for, from the reading before it deleted its key: the marker's
-/// members when it lists this session, else everyone inside then.
+/// members when it lists this session, else everyone inside then when this session is
+/// inside too, else nobody (a leave without an enter).
 inline std::vector<round_member> round_of(const barrier_reading& r, const std::string& session) {
     if (r.ready && std::any_of(r.ready->members.begin(), r.ready->members.end(),
                                [&](const round_member& m) { return m.session == session; }))
         return r.ready->members;
     std::vector<round_member> round;
+    if (r.find(session) == nullptr)
+        return round;
     for (const auto& p : r.live)
         round.push_back(p.id);
     return round;

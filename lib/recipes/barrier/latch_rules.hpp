@@ -40,12 +40,8 @@ inline latch_judgement judge_latch(const std::string& key, const std::optional<k
     const auto* end = e->value.data() + e->value.size();
     const auto [last, ec] = std::from_chars(e->value.data(), end, n);
     if (ec != std::errc{} || last != end || e->value.empty()) {
-        constexpr std::size_t shown = 64;
-        std::string text = e->value.substr(0, shown);
-        if (e->value.size() > shown)
-            text += "...";
-        j.problem = "key " + key + " is not a countdown latch: its value \"" + text +
-                    "\" is not a count (a decimal number)";
+        j.problem = "key " + key + " is not a countdown latch: its value " +
+                    quoted_value(e->value) + " is not a count (a decimal number)";
         return j;
     }
     j.count = n;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
-// Which recipe a key's flags say it belongs to, for the messages of errc::conflict.
+// What a key's flags say (which recipe it belongs to) and its text, for the messages of
+// errc::conflict.
 #pragma once
 
 #include "recipes/rwlock/rw_rules.hpp"
@@ -40,6 +41,15 @@ inline std::string foreign_flags(std::uint64_t flags, std::uint64_t ours, const 
     if (auto other = recipe_of_flags(flags); !other.empty())
         return "it is " + other + " key (flags " + text + ")";
     return "it has flags " + text + " (" + recipe + "'s are " + std::to_string(ours) + ")";
+}
+
+/// `value` for a message, quoted: at most 64 bytes of it, "..." after a longer one.
+inline std::string quoted_value(const std::string& value) {
+    constexpr std::size_t shown = 64;
+    std::string text = "\"" + value.substr(0, shown);
+    if (value.size() > shown)
+        text += "...";
+    return text + "\"";
 }
 
 /// Why `e` is not a key of a recipe whose flags are `ours` and that never holds it with a

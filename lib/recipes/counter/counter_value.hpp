@@ -80,12 +80,8 @@ inline counter_judgement judge_counter(const std::string& key, const std::option
     }
     j.value = parse_counter(e->value);
     if (!j.value) {
-        constexpr std::size_t shown = 64;
-        std::string text = e->value.substr(0, shown);
-        if (e->value.size() > shown)
-            text += "...";
-        j.problem = "key " + key + " is not a counter: its value \"" + text +
-                    "\" is not a decimal 64-bit integer";
+        j.problem = "key " + key + " is not a counter: its value " + quoted_value(e->value) +
+                    " is not a decimal 64-bit integer";
     }
     return j;
 }
