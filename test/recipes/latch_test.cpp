@@ -3,11 +3,11 @@
 // clients that never lose one nor go below 0, a wait that ends exactly when the count
 // reaches 0 and shares one blocking query per client, cancellation, and keys of other
 // recipes refused with nothing written.
+#include "blocking_reads.hpp"
 #include "recipes_fixture.hpp"
 #include "thrown_by.hpp"
 
 #include <conclave/latch.hpp>
-#include <conclave/observer.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -21,27 +21,6 @@
 using namespace conclave;
 using namespace conclave::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-// A client's blocking reads: in flight now, and answered so far.
-struct blocking_reads : observer {
-    std::size_t in_flight = 0;
-    std::size_t answered = 0;
-    void request_started(std::string_view endpoint, bool blocking) override {
-        if (blocking && endpoint == "kv_get")
-            ++in_flight;
-    }
-    void request_finished(const request_event& e) override {
-        if (e.blocking && e.endpoint == "kv_get") {
-            --in_flight;
-            if (e.status == 200 || e.status == 404)
-                ++answered;
-        }
-    }
-};
-
-} // namespace
 
 TEST_CASE_METHOD(recipes_fixture, "a latch's count is set only while it is open", "[latch]") {
     auto body = [&]() -> asio::awaitable<void> {
