@@ -75,13 +75,22 @@ asio::awaitable<detail::body_result_t<Body, lock_lease>> with_lock(lock& mutex, 
         [&mutex, s](auto token) mutable { return mutex.async_acquire(s, std::move(token)); });
 }
 
+/// with_lock for `slots` slots of a semaphore at once (semaphore::async_acquire(s, slots)):
+/// `body(permit)`.
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem, session& s,
+                                                                 std::uint32_t slots, Body body) {
+    return detail::hold_scope<permit>(s, std::move(body), "the permit was lost while it was held",
+                                      [&sem, s, slots](auto token) mutable {
+                                          return sem.async_acquire(s, slots, std::move(token));
+                                      });
+}
+
 /// with_lock for one slot of a semaphore: `body(permit)`.
 template <class Body>
 asio::awaitable<detail::body_result_t<Body, permit>> with_permit(semaphore& sem, session& s,
                                                                  Body body) {
-    return detail::hold_scope<permit>(
-        s, std::move(body), "the permit was lost while it was held",
-        [&sem, s](auto token) mutable { return sem.async_acquire(s, std::move(token)); });
+    return with_permit(sem, s, 1, std::move(body));
 }
 
 /// with_lock for a lock that may be held elsewhere: tries to acquire `mutex` within
@@ -173,16 +182,25 @@ try_with_write_lock(read_write_lock& rw, session& s, std::chrono::milliseconds b
         });
 }
 
+/// try_with_lock for `slots` slots of a semaphore at once: `body(permit)` runs only if they
+/// were had within `budget`.
+template <class Body>
+asio::awaitable<detail::try_result_t<detail::body_result_t<Body, permit>>>
+try_with_permit(semaphore& sem, session& s, std::uint32_t slots, std::chrono::milliseconds budget,
+                Body body) {
+    return detail::try_hold_scope<permit>(
+        s, std::move(body), "the permit was lost while it was held",
+        [&sem, s, slots, budget](auto token) mutable {
+            return sem.async_try_acquire(s, slots, budget, std::move(token));
+        });
+}
+
 /// try_with_lock for one slot of a semaphore: `body(permit)` runs only if a slot was had
 /// within `budget`.
 template <class Body>
 asio::awaitable<detail::try_result_t<detail::body_result_t<Body, permit>>>
 try_with_permit(semaphore& sem, session& s, std::chrono::milliseconds budget, Body body) {
-    return detail::try_hold_scope<permit>(
-        s, std::move(body), "the permit was lost while it was held",
-        [&sem, s, budget](auto token) mutable {
-            return sem.async_try_acquire(s, budget, std::move(token));
-        });
+    return try_with_permit(sem, s, 1, budget, std::move(body));
 }
 
 /// with_lock for one term of leadership: campaigns with `s` (elector::async_campaign), runs

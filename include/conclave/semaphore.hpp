@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -52,12 +53,19 @@ struct semaphore_options : acquire_options<semaphore_options> {
     bool fair = false;
     /// Fair mode: how long a free slot is left to the contenders before this one.
     std::chrono::milliseconds fair_patience{1000};
+    /// Resizable: the limit is the one `.lock` records, which semaphore::async_set_limit
+    /// changes at run time; the object's own limit is only the first (when `.lock` does not
+    /// exist yet). Without it, a limit other than the object's is errc::limit_conflict, as for
+    /// Go's api.Semaphore, which sees a resized semaphore so too: give every participant of a
+    /// resizable semaphore this option.
+    bool resizable = false;
 
     semaphore_options& with_reentrant(bool v = true) { return set(reentrant, v); }
     semaphore_options& with_fair(bool v = true) { return set(fair, v); }
     semaphore_options& with_fair_patience(std::chrono::milliseconds v) {
         return set(fair_patience, v);
     }
+    semaphore_options& with_resizable(bool v = true) { return set(resizable, v); }
     semaphore_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
@@ -72,6 +80,10 @@ public:
     /// No slot (valid() is false): assign one that an acquire completed with.
     permit() = default;
 
+    /// How many of the semaphore's slots it holds (semaphore::async_acquire's `slots`); 0
+    /// when empty.
+    std::uint32_t slots() const noexcept;
+
 private:
     friend struct detail::permit_factory;
     explicit permit(state_ptr s) noexcept
@@ -81,11 +93,14 @@ private:
 /// A live holder of a semaphore's slot, as semaphore::async_status read it.
 struct semaphore_holder {
     semaphore_holder() = default;
-    semaphore_holder(std::string s, std::optional<std::string> v)
+    semaphore_holder(std::string s, std::optional<std::string> v, std::uint32_t n = 1)
         : session(std::move(s))
+        , slots(n)
         , value(std::move(v)) {}
 
     std::string session; ///< the holder's session ID
+    /// How many slots it holds: 1 for a Go peer's holder (and `consul lock -n`'s).
+    std::uint32_t slots = 1;
     /// What its contender key `<prefix>/<session>` holds (Go: SemaphoreOptions.Value); empty
     /// when that key does not exist (a holder is live while its session holds any key under
     /// the prefix, as Go's pruneDeadHolders counts it).
@@ -99,14 +114,15 @@ struct semaphore_holder {
 struct semaphore_status {
     semaphore_status() = default;
 
-    /// The limit `.lock` records, which equals the object's (a different one is
-    /// errc::limit_conflict); the object's when `.lock` does not exist yet.
+    /// The limit `.lock` records, which equals the object's unless it is resizable (a
+    /// different one is errc::limit_conflict otherwise); the object's when `.lock` does not
+    /// exist yet.
     std::uint32_t limit = 0;
     /// The live holders, by session ID: those an acquire counts (listed in `.lock`, and
     /// their session holds a key under the prefix). Crashed holders still listed are left
     /// out.
     std::vector<semaphore_holder> holders;
-    /// limit minus the live holders, never below 0.
+    /// limit minus the slots the live holders hold, never below 0.
     std::uint32_t free_slots = 0;
     /// The ModifyIndex of `.lock` as read (0: no `.lock` yet). A permit granted by a later
     /// write has a greater token().modify_index.
@@ -116,7 +132,10 @@ struct semaphore_status {
 /// A counting semaphore on a KV prefix, compatible with Consul's Go api.Semaphore and
 /// `consul lock -n`: each contender holds `<prefix>/<session>` (acquired with its session,
 /// flags 16210313421097356768), and `<prefix>/.lock` holds `{"Limit":N,"Holders":{...}}`,
-/// changed only by check-and-set. Holders whose session no longer holds a key under the
+/// changed only by check-and-set. A holder of one slot is listed as `true`, as Go lists it;
+/// one of n > 1 slots (an acquire of n) as the number n, which Go peers cannot decode: while
+/// such a permit is held their acquires fail ("Failed to read lock"), and never count its n
+/// slots as one. Holders whose session no longer holds a key under the
 /// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
 /// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
 ///
@@ -139,7 +158,8 @@ public:
 
     /// The KV prefix it lives under.
     const std::string& prefix() const noexcept;
-    /// How many holders it admits at once.
+    /// How many slots it was made with (a resizable semaphore's current limit is in
+    /// async_status).
     std::uint32_t limit() const noexcept;
 
     /// Waits for a slot. `void(error_code, permit)`: errc::limit_conflict (the thrown
@@ -156,17 +176,41 @@ public:
     /// with no permit of this process left (a permit dropped without a release) is taken
     /// over without a write.
     template <class Token = default_token_t>
-    auto async_acquire(session& s, Token&& token = {}) {
+    requires(!std::is_integral_v<std::remove_cvref_t<Token>>) // (a count: the overload below)
+        auto async_acquire(session& s, Token&& token = {}) {
+        return async_acquire(s, 1, std::forward<Token>(token));
+    }
+
+    /// Waits for `slots` slots at once, all or nothing, held by one permit (permit::slots):
+    /// it is granted when that many are free together, and its release frees them all. Local
+    /// acquires are served first come, first served: a waiter asking for more than is free
+    /// keeps the smaller ones behind it waiting too, so it is not starved by them. In fair
+    /// mode the line across processes works the same way, counting each contender of another
+    /// process as asking for one slot (the key layout does not say more). errc::invalid_argument
+    /// at once, with nothing written, for 0 slots, more than the limit, or (re-entrant) more
+    /// than the permit its session holds here. Go peers cannot decode a `.lock` listing a
+    /// permit of more than one slot: they fail their acquires while it is held, never
+    /// over-admit.
+    template <class Token = default_token_t>
+    auto async_acquire(session& s, std::uint32_t slots, Token&& token = {}) {
         using sig = void(error_code, permit);
-        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state());
+        return detail::initiate<sig>(token, &semaphore::acquire_impl, state_, s.state(), slots);
     }
 
     /// Like async_acquire within one monotonic budget: empty optional = no slot in time
     /// (with `s`'s own permit held here, none comes before it ends).
     template <class Token = default_token_t>
     auto async_try_acquire(session& s, std::chrono::milliseconds budget, Token&& token = {}) {
+        return async_try_acquire(s, 1, budget, std::forward<Token>(token));
+    }
+
+    /// Like async_acquire(s, slots) within one monotonic budget: empty optional = not that
+    /// many slots in time.
+    template <class Token = default_token_t>
+    auto async_try_acquire(session& s, std::uint32_t slots, std::chrono::milliseconds budget,
+                           Token&& token = {}) {
         using sig = void(error_code, std::optional<permit>);
-        return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(),
+        return detail::initiate<sig>(token, &semaphore::try_acquire_impl, state_, s.state(), slots,
                                      budget);
     }
 
@@ -186,6 +230,19 @@ public:
         return detail::initiate<sig>(token, &semaphore::status_impl, state_);
     }
 
+    /// Sets the limit `.lock` records (check-and-set, retried after lost races; creates
+    /// `.lock` when there is none), for a semaphore made with semaphore_options::resizable.
+    /// Growing lets waiters in at once. Shrinking takes no permit away: nobody is admitted
+    /// until the holders fit the new limit (they drain as they release). `void(error_code)`:
+    /// errc::invalid_argument for 0 or without the option (nothing written), errc::conflict
+    /// when `.lock` carries other flags, errc::bad_response when it cannot be decoded,
+    /// errc::permission_denied, the request's own errors. Go peers and fixed-limit objects
+    /// on the prefix then fail with errc::limit_conflict (Go: "semaphore limit conflict").
+    template <class Token = default_token_t>
+    auto async_set_limit(std::uint32_t limit, Token&& token = {}) {
+        return detail::initiate<void(error_code)>(token, &semaphore::set_limit_impl, state_, limit);
+    }
+
     /// Deletes `.lock` when no live holder remains (Go: Semaphore.Destroy); errc::conflict
     /// while in use or when its flags differ. Contender keys are not touched (the next
     /// acquire deletes those of crashed contenders).
@@ -197,12 +254,15 @@ public:
 private:
     using state_ptr = std::shared_ptr<detail::semaphore_state>;
     using session_ptr = std::shared_ptr<detail::session_state>;
-    static void acquire_impl(state_ptr, session_ptr, detail::diagnostics_route*,
+    static void acquire_impl(state_ptr, session_ptr, std::uint32_t, detail::diagnostics_route*,
                              asio::any_completion_handler<void(error_code, permit)>);
     static void
-    try_acquire_impl(state_ptr, session_ptr, std::chrono::milliseconds, detail::diagnostics_route*,
+    try_acquire_impl(state_ptr, session_ptr, std::uint32_t, std::chrono::milliseconds,
+                     detail::diagnostics_route*,
                      asio::any_completion_handler<void(error_code, std::optional<permit>)>);
     static void destroy_impl(state_ptr, asio::any_completion_handler<void(error_code)>);
+    static void set_limit_impl(state_ptr, std::uint32_t,
+                               asio::any_completion_handler<void(error_code)>);
     static void status_impl(state_ptr, detail::diagnostics_route*,
                             asio::any_completion_handler<void(error_code, semaphore_status)>);
 

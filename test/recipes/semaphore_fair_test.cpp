@@ -2,63 +2,13 @@
 // The semaphore's fair mode: free slots go to the contenders of every process in the order
 // they came. Two clients stand for two processes (each has its own queue of local waiters).
 #include "recipes_fixture.hpp"
+#include "semaphore_waits.hpp"
 
 #include <conclave/semaphore.hpp>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-
-#include <map>
-#include <optional>
 
 using namespace conclave;
 using namespace conclave::test;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Waits (blocking queries) until `prefix` has the contender key of `session`: its acquire
-// stands in line.
-asio::awaitable<void> wait_in_line(client& c, const std::string& prefix,
-                                   const std::string& session) {
-    std::uint64_t index = 0;
-    for (;;) {
-        auto r =
-            co_await c.async_kv_get(prefix + "/" + session, query_options::blocking(index, 5s));
-        if (r.entry && r.entry->session == session)
-            co_return;
-        index = r.meta.index;
-    }
-}
-
-// Acquires in the background, each named, and the order in which they were granted.
-struct granted_in_order {
-    std::map<std::string, std::optional<permit>> permits;
-    std::vector<std::string> order;
-
-    void acquire(asio::io_context& ioc, semaphore& sem, session& s, std::string name) {
-        asio::co_spawn(
-            ioc,
-            [this, &sem, &s, name]() -> asio::awaitable<void> {
-                permits[name] = co_await sem.async_acquire(s);
-                order.push_back(name);
-            },
-            asio::detached);
-    }
-
-    // Releases each permit once granted, in order, until `count` were: whether all were.
-    asio::awaitable<bool> release_all(asio::io_context& ioc, std::size_t count) {
-        for (std::size_t i = 0; i < count; ++i) {
-            const bool granted = co_await eventually(ioc, [&] { return order.size() > i; });
-            if (!granted)
-                co_return false;
-            co_await permits[order[i]]->async_release();
-        }
-        co_return true;
-    }
-};
-
-} // namespace
 
 TEST_CASE_METHOD(recipes_fixture,
                  "fair mode: a release hands its slot to the first in line in another process, "

@@ -6,12 +6,13 @@
 using namespace conclave;
 using conclave::detail::join_key;
 using conclave::detail::semaphore_record;
+using holders_t = std::map<std::string, std::uint32_t>;
 
 TEST_CASE("the record encodes as Go's json.Marshal does", "[semaphore]") {
     semaphore_record r;
     r.limit = 3;
     CHECK(r.encode() == R"({"Limit":3,"Holders":{}})");
-    r.holders = {"b", "a"};
+    r.holders = {{"b", 1}, {"a", 1}};
     CHECK(r.encode() == R"({"Limit":3,"Holders":{"a":true,"b":true}})");
 }
 
@@ -19,7 +20,7 @@ TEST_CASE("the record decodes Go's JSON, case-insensitively", "[semaphore]") {
     auto r = semaphore_record::decode(R"({"limit":2,"holders":{"x":true,"y":false}})", 9);
     REQUIRE(r);
     CHECK(r->limit == 2);
-    CHECK(r->holders == std::set<std::string>{"x", "y"}); // membership is the key
+    CHECK(r->holders == holders_t{{"x", 1}, {"y", 1}}); // membership is the key
     auto fresh = semaphore_record::decode("", 4);
     REQUIRE(fresh);
     CHECK(fresh->limit == 4);
@@ -31,16 +32,37 @@ TEST_CASE("the record decodes Go's JSON, case-insensitively", "[semaphore]") {
     CHECK_FALSE(semaphore_record::decode(R"({"Limit":"two"})", 1));
 }
 
+TEST_CASE("a holder of many slots is written as its count, which Go cannot decode", "[semaphore]") {
+    semaphore_record r;
+    r.limit = 5;
+    r.holders = {{"a", 1}, {"b", 3}};
+    CHECK(r.used() == 4);
+    CHECK(r.free() == 1);
+    // Go decodes Holders into map[string]bool: a number fails its decode, so a Go peer
+    // refuses to act instead of counting 3 slots as 1.
+    CHECK(r.encode() == R"({"Limit":5,"Holders":{"a":true,"b":3}})");
+    auto back = semaphore_record::decode(r.encode(), 9);
+    REQUIRE(back);
+    CHECK(back->holders == r.holders);
+    r.holders["c"] = 4; // more than the limit, as a record written by hand may say
+    CHECK(r.free() == 0);
+    CHECK_FALSE(semaphore_record::decode(R"({"Limit":2,"Holders":{"a":0}})", 1));
+    CHECK_FALSE(semaphore_record::decode(R"({"Limit":2,"Holders":{"a":-1}})", 1));
+    CHECK_FALSE(semaphore_record::decode(R"({"Limit":2,"Holders":{"a":1.5}})", 1));
+    CHECK_FALSE(semaphore_record::decode(R"({"Limit":2,"Holders":{"a":"x"}})", 1));
+    CHECK_FALSE(semaphore_record::decode(R"({"Limit":2,"Holders":{"a":4294967296}})", 1));
+}
+
 TEST_CASE("holders without a live key under the prefix are pruned", "[semaphore]") {
     semaphore_record r;
     r.limit = 2;
-    r.holders = {"alive", "dead"};
+    r.holders = {{"alive", 1}, {"dead", 1}};
     std::vector<kv_entry> entries(2);
     entries[0].key = "p/alive";
     entries[0].session = "alive";
     entries[1].key = "p/.lock";
     CHECK(r.prune(entries) == 1);
-    CHECK(r.holders == std::set<std::string>{"alive"});
+    CHECK(r.holders == holders_t{{"alive", 1}});
 }
 
 TEST_CASE("keys are joined like Go's path.Join", "[semaphore]") {
@@ -108,7 +130,7 @@ TEST_CASE("fair mode: the first in line are the oldest waiting contenders, holde
     using conclave::detail::first_in_line;
     semaphore_record r;
     r.limit = 2;
-    r.holders = {"held"};
+    r.holders = {{"held", 1}};
     // Listed in key order (as Consul lists them), not in arrival order.
     std::vector<kv_entry> entries{contender("a-late", 40), contender("b-first", 10),
                                   contender("c-second", 20), contender("held", 5)};
@@ -131,6 +153,19 @@ TEST_CASE("fair mode: the first in line are the oldest waiting contenders, holde
     CHECK(first_in_line("p/", entries, r, 9) ==
           std::vector<std::string>{"b-first", "c-second", "a-late"});
     CHECK(first_in_line("p", entries, r, 0).empty());
+}
+
+TEST_CASE("fair mode: the line stops at the first contender that asks for more than is free",
+          "[semaphore]") {
+    using conclave::detail::first_in_line;
+    semaphore_record r;
+    r.limit = 4;
+    const std::vector<kv_entry> entries{contender("a", 1), contender("b", 2), contender("c", 3)};
+    auto weight = [](const std::string& s) -> std::uint32_t { return s == "b" ? 3 : 1; };
+    CHECK(first_in_line("p", entries, r, 2, weight) == std::vector<std::string>{"a"});
+    CHECK(first_in_line("p", entries, r, 4, weight) == std::vector<std::string>{"a", "b"});
+    CHECK(first_in_line("p", entries, r, 5, weight) == std::vector<std::string>{"a", "b", "c"});
+    CHECK(first_in_line("p", entries, r, 2) == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("fair mode: a key under another session's name is nobody's place in line",

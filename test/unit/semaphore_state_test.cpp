@@ -17,6 +17,7 @@
 using namespace conclave;
 using namespace conclave::detail;
 using phase = semaphore_waiter::phase;
+using holders_t = std::map<std::string, std::uint32_t>;
 
 namespace {
 
@@ -125,7 +126,7 @@ TEST_CASE("semaphore reading: only holders whose session holds a key under the p
     const auto r = f.read(&lock, entries);
     CHECK_FALSE(r.ec);
     CHECK(r.lock_modify_index == 77);
-    CHECK(r.record.holders == std::set<std::string>{s_a, s_b});
+    CHECK(r.record.holders == holders_t{{s_a, 1}, {s_b, 1}});
 }
 
 // ---- status_of: semaphore::async_status's answer ----------------------------------------
@@ -153,7 +154,7 @@ TEST_CASE("semaphore status: more holders than slots leaves none free, never a n
           "[semaphore]") {
     semaphore_reading r;
     r.record.limit = 1;
-    r.record.holders = {s_a, s_b};
+    r.record.holders = {{s_a, 1}, {s_b, 1}};
     const std::vector<kv_entry> entries{entry("p/" + s_a, s_a), entry("p/" + s_b, s_b)};
     const auto st = status_of(1, "p", r, entries);
     CHECK(st.holders.size() == 2);
@@ -167,7 +168,7 @@ TEST_CASE("semaphore status: values come from keys directly under the prefix, jo
           "[semaphore]") {
     semaphore_reading r;
     r.record.limit = 2;
-    r.record.holders = {s_a};
+    r.record.holders = {{s_a, 1}};
     const std::vector<kv_entry> entries{entry("p2/" + s_a, s_a, "of prefix p2"),
                                         entry("p/" + s_a, s_a, "mine")};
     const auto st = status_of(2, "p/", r, entries); // (a trailing slash)
@@ -191,6 +192,26 @@ TEST_CASE("semaphore handoff: waiters join in arrival order, as many as there ar
     CHECK(next_in_line(*f.sem->hub, 2, empty, "", 0).empty());
 }
 
+TEST_CASE("semaphore handoff: a waiter asking for more slots than are left keeps those behind "
+          "it waiting",
+          "[semaphore]") {
+    fixture f;
+    auto one = f.wait(f.session(s_a));
+    auto three = f.wait(f.session(s_b));
+    three->slots = 3;
+    auto small = f.wait(f.session(s_c));
+    const semaphore_record empty;
+    // 2 slots: the first takes one, the next asks for 3, and the one behind it does not
+    // overtake it.
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 2)) == std::vector<std::string>{s_a});
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 4)) ==
+          std::vector<std::string>{s_a, s_b});
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 5)) ==
+          std::vector<std::string>{s_a, s_b, s_c});
+    CHECK(f.sem->hub->slots_asked(s_b) == 3);
+    CHECK(f.sem->hub->slots_asked("elsewhere") == 1);
+}
+
 TEST_CASE("semaphore handoff: only waiters that can be handed a slot now join", "[semaphore]") {
     fixture f;
     auto other_limit = f.wait(f.session("l"), 3);        // another limit
@@ -207,7 +228,7 @@ TEST_CASE("semaphore handoff: only waiters that can be handed a slot now join", 
     lost->session->mark_lost(make_error_code(errc::session_expired));
     f.sem->hub->clearing["c"] = 1;
     semaphore_record record;
-    record.holders = {"in"};
+    record.holders = {{"in", 1}};
     CHECK(sessions_of(next_in_line(*f.sem->hub, 2, record, "me", 9)) ==
           std::vector<std::string>{"ok"});
 }
@@ -231,7 +252,7 @@ TEST_CASE("semaphore handoff: a session with a live local permit waits, unless i
           "[semaphore]") {
     fixture f;
     auto s = f.session(s_a);
-    auto permit = std::make_shared<permit_state>(f.sem, s, fencing_token{"p/.lock", s_a, 0, 5});
+    auto permit = std::make_shared<permit_state>(f.sem, s, fencing_token{"p/.lock", s_a, 0, 5}, 1);
     f.sem->hub->local_permits[s_a] = permit;
     auto w = f.wait(s);
     CHECK(f.sem->hub->held_here_by(s_a));
@@ -322,7 +343,8 @@ TEST_CASE("semaphore hub: a permit dropped unreleased lets its session's waiters
     auto w = f.wait(s);
     auto other = f.wait(f.session(s_b));
     {
-        auto permit = std::make_shared<permit_state>(f.sem, s, fencing_token{"p/.lock", s_a, 0, 5});
+        auto permit =
+            std::make_shared<permit_state>(f.sem, s, fencing_token{"p/.lock", s_a, 0, 5}, 1);
         f.sem->hub->local_permits[s_a] = permit;
         CHECK(f.sem->hub->slot_busy(s_a));
     } // its last handle dropped, neither released nor lost
@@ -367,7 +389,7 @@ TEST_CASE("semaphore record: only a JSON object with an object of holders decode
 TEST_CASE("semaphore record: holders are escaped on the way out and read back", "[semaphore]") {
     semaphore_record r;
     r.limit = 2;
-    r.holders = {"a\"b", "c\\d"};
+    r.holders = {{"a\"b", 1}, {"c\\d", 1}};
     const auto text = r.encode();
     CHECK(text == R"({"Limit":2,"Holders":{"a\"b":true,"c\\d":true}})");
     const auto back = semaphore_record::decode(text, 9);
@@ -379,7 +401,7 @@ TEST_CASE("semaphore record: holders are escaped on the way out and read back", 
 TEST_CASE("semaphore record: with no live key under the prefix every holder is pruned",
           "[semaphore]") {
     semaphore_record r;
-    r.holders = {s_a, s_b};
+    r.holders = {{s_a, 1}, {s_b, 1}};
     const std::vector<kv_entry> released{entry("p/" + s_a, ""), entry("p/.lock", "")};
     CHECK(r.prune(released) == 2);
     CHECK(r.holders.empty());

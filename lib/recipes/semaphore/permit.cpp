@@ -6,6 +6,14 @@
 #include "recipes/semaphore/semaphore_release.hpp"
 #include "recipes/semaphore/semaphore_state.hpp"
 
+namespace conclave {
+
+std::uint32_t permit::slots() const noexcept {
+    return state_ ? static_cast<const detail::permit_state&>(*state_).slots : 0;
+}
+
+} // namespace conclave
+
 namespace conclave::detail {
 
 void permit_state::start_wait_lost(std::shared_ptr<grant_state> self,

@@ -70,17 +70,19 @@ asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s
         co_await detail::notifier::wait_any(until, place.me->wake, s.changed);
 }
 
-// Whether the hub's state lists `session` among the live holders.
-bool holds_slot(const semaphore_state& sem, const semaphore_hub& hub, const std::string& session) {
+// How many slots the hub's state says `session` holds (0: not among the live holders).
+std::uint32_t slots_held(const semaphore_state& sem, const semaphore_hub& hub,
+                         const std::string& session) {
     auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
-    return !r.ec && r.record.holders.count(session) > 0;
+    const auto it = r.record.holders.find(session);
+    return r.ec || it == r.record.holders.end() ? 0 : it->second;
 }
 
 permit make_permit(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
-                   std::uint64_t lock_modify_index) {
+                   std::uint64_t lock_modify_index, std::uint32_t slots) {
     fencing_token t{sem->lock_key, s->id, 0, lock_modify_index};
     auto& hub = *sem->hub;
-    auto state = std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t));
+    auto state = std::make_shared<permit_state>(std::move(sem), std::move(s), std::move(t), slots);
     hub.local_permits[state->token.session] = state;
     return detail::permit_factory::make(std::move(state));
 }
@@ -155,11 +157,17 @@ std::vector<detail::dead_contender> dead_keys(const semaphore_hub& hub) {
     return detail::dead_contenders(hub.prefix, hub.entries());
 }
 
+std::string above_limit(std::uint32_t slots, std::uint32_t limit) {
+    return "a semaphore acquire of " + std::to_string(slots) + " slots, above its limit of " +
+           std::to_string(limit);
+}
+
 // What the front waiter would write: the holder record read, whether it adds us, and the
 // queued local waiters behind us that fit in the same check-and-set.
 struct attempt_plan {
     detail::semaphore_reading reading;
     bool take = false;
+    std::uint32_t slots = 1; // how many we ask for
     handoff_batch::waiters members;
     bool was_handed = false; // the slot found ours came from a transaction of unknown outcome
 };
@@ -183,6 +191,7 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     auto& hub = *sem.hub;
     auto& me = *place.me;
     plan = attempt_plan{};
+    plan.slots = me.slots;
     detail::acquire_view v;
     v.now = clock::now();
     v.session_lost = s.check(v.now);
@@ -203,8 +212,8 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         // is this acquire's, without a write. (Not only at the front: a waiter behind it
         // could hold the slot it waits for.)
         me.recheck = false;
-        if (holds_slot(sem, hub, s.id)) {
-            if (!hub.slot_busy(s.id)) {
+        if (const auto held = slots_held(sem, hub, s.id)) {
+            if (!hub.slot_busy(s.id) && held == me.slots) {
                 plan.was_handed = me.was_handed;
                 v.key = detail::key_state::ours;
                 return v;
@@ -229,25 +238,40 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         v.refused_ec = r.ec;
         return v;
     }
-    const bool listed = r.record.holders.count(s.id) > 0;
-    if (listed && !hub.slot_busy(s.id)) {
+    if (me.slots > r.record.limit_slots()) {
+        // A resizable semaphore's limit, read from `.lock`, is below what we ask for.
+        if (diag)
+            diag->client_message = above_limit(me.slots, r.record.limit_slots());
+        v.key = detail::key_state::refused;
+        v.refused_ec = make_error_code(errc::invalid_argument);
+        return v;
+    }
+    const auto listed = r.record.holders.find(s.id);
+    const bool left_here = listed != r.record.holders.end() && !hub.slot_busy(s.id);
+    if (left_here && listed->second == me.slots) {
         // Already a holder with no permit of ours left (an earlier attempt of ours was
         // applied, or a permit of this session was dropped unreleased).
         v.key = detail::key_state::ours;
         return v;
     }
-    // One slot per session: while a local permit (or a grant under way) of our session
-    // holds its slot, or a cleanup takes the session out, we wait for that to end. Its
-    // release hands the slot to us, or its end wakes us. The waiters behind us may take free
-    // slots meanwhile. (A permit of ours whose session is not listed was lost: we take a
-    // slot, and it is marked so.)
-    plan.take = !listed && !hub.clearing.count(s.id);
-    if (r.record.holders.size() >= sem.limit) {
-        v.key = detail::key_state::held_elsewhere; // full: the hub's query tells us when not
+    // One entry per session: while a local permit (or a grant under way) of our session
+    // holds its slots, or a cleanup takes the session out, we wait for that to end. Its
+    // release hands the slots to us, or its end wakes us. The waiters behind us may take
+    // free slots meanwhile. (A permit of ours whose session is not listed was lost: we take
+    // slots, and it is marked so. Slots our session holds with no permit left, but not as
+    // many as we ask for, are rewritten to our count.)
+    plan.take = (listed == r.record.holders.end() || left_here) && !hub.clearing.count(s.id);
+    auto others = r.record;
+    if (left_here)
+        others.holders.erase(s.id);
+    // Free slots: ours, and as many as the queued local waiters ask for, in one CAS. When we
+    // do not fit, nobody behind us here takes the free ones either (first come, first
+    // served): the hub's query tells us when more are free.
+    const auto free = others.free();
+    if (free == 0 || (plan.take && free < me.slots)) {
+        v.key = detail::key_state::held_elsewhere;
         return v;
     }
-    // Free slots: us, and as many queued local waiters as fit, in one CAS.
-    const std::size_t free = sem.limit - r.record.holders.size();
     if (sem.opts.fair) {
         // Only the first in line, here or elsewhere, may take the free slots. Judged once a
         // read of the prefix has our contender key: that read has every key before ours.
@@ -259,10 +283,12 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
             v.key = detail::key_state::busy; // the prefix's query brings it
             return v;
         }
-        const auto first = detail::first_in_line(sem.prefix, entries, r.record, free);
+        const auto first =
+            detail::first_in_line(sem.prefix, entries, others, free,
+                                  [&](const std::string& id) { return hub.slots_asked(id); });
         const bool ours = std::find(first.begin(), first.end(), s.id) != first.end();
-        plan.members = detail::next_in_line(hub, sem.limit, r.record, s.id,
-                                            plan.take && ours ? free - 1 : free, {}, &first);
+        plan.members = detail::next_in_line(hub, r.record.limit_slots(), r.record, s.id,
+                                            plan.take && ours ? free - me.slots : free, {}, &first);
         if (plan.take && !ours) {
             if (!plan.members.empty()) {
                 plan.take = false; // the waiters here before us take them
@@ -274,8 +300,8 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
             }
         }
     } else {
-        plan.members =
-            detail::next_in_line(hub, sem.limit, r.record, s.id, plan.take ? free - 1 : free);
+        plan.members = detail::next_in_line(hub, r.record.limit_slots(), r.record, s.id,
+                                            plan.take ? free - me.slots : free);
     }
     if (!plan.take && plan.members.empty()) {
         v.key = detail::key_state::held_here;
@@ -296,11 +322,14 @@ attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<sessi
     auto& hub = *sem->hub;
     auto record = plan.reading.record;
     std::vector<std::string> added;
-    if (plan.take)
+    if (plan.take) {
         added.push_back(s->id);
-    for (const auto& w : plan.members)
+        record.holders[s->id] = plan.slots;
+    }
+    for (const auto& w : plan.members) {
         added.push_back(w->session->id);
-    record.holders.insert(added.begin(), added.end());
+        record.holders[w->session->id] = w->slots;
+    }
     std::vector<txn_op> ops{txn_op::cas(sem->lock_key, record.encode(),
                                         plan.reading.lock_modify_index, semaphore_flag_value)};
     // The contender keys of crashed contenders go in the same transaction: their sessions
@@ -333,13 +362,34 @@ attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<sessi
         if (plan.take) {
             if (auto lost = hub.permit_here(s->id))
                 lost->mark_lost(make_error_code(errc::lock_lost));
-            result.second = make_permit(sem, s, t.results.back().modify_index);
+            result.second = make_permit(sem, s, t.results.back().modify_index, plan.slots);
         }
     } else if (!tec && o.why == detail::refusal::denied && !swept.empty()) {
         hub.sweep_denied = true; // perhaps only the deletes were denied
         o.denied_extras = true;
     }
     co_return o;
+}
+
+// An acquire of `slots` slots that cannot be granted as asked: none, more than the limit,
+// or (re-entrant) more than the permit its session holds here. Sends nothing.
+error_code check_slots_asked(const semaphore_state& sem, const semaphore_hub& hub,
+                             const std::string& session, std::uint32_t slots, diagnostics* diag) {
+    std::string why;
+    if (slots == 0)
+        why = "a semaphore acquire of 0 slots";
+    else if (slots > sem.limit && !sem.opts.resizable) // (else: against `.lock`'s, once read)
+        why = above_limit(slots, sem.limit);
+    else if (auto here = hub.permit_here(session);
+             here && sem.opts.reentrant && static_cast<permit_state&>(*here).slots < slots)
+        why = "a re-entrant semaphore acquire of " + std::to_string(slots) +
+              " slots with a session whose permit holds " +
+              std::to_string(static_cast<permit_state&>(*here).slots);
+    if (why.empty())
+        return {};
+    if (diag)
+        diag->client_message = why;
+    return make_error_code(errc::invalid_argument);
 }
 
 // The acquire loop. Local waiters on a prefix queue in its hub: only the one at the front
@@ -349,15 +399,18 @@ attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<sessi
 // acquire machine's (recipes/common/acquire_fsm.hpp).
 asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> sem,
                                              std::shared_ptr<session_state> s, deadline_t deadline,
-                                             diagnostics* diag) {
+                                             diagnostics* diag, std::uint32_t slots) {
     auto& hub = *sem->hub;
+    if (auto refused = check_slots_asked(*sem, hub, s->id, slots, diag))
+        co_return acquire_result{refused, std::nullopt};
     auto held =
         sem->opts.reentrant ? join_if_held<permit_state>(hub.permit_here(s->id), s->id) : nullptr;
     if (held)
         co_return acquire_result{error_code{}, detail::permit_factory::make(std::move(held))};
     detail::acquire_report report{sem->consul, grant_kind::semaphore, sem->prefix};
     auto how = acquire_outcome::taken; // how a permit was granted
-    queue_place place{hub, std::make_shared<semaphore_waiter>(s, sem->limit)};
+    queue_place place{
+        hub, std::make_shared<semaphore_waiter>(s, sem->opts.resizable ? 0 : sem->limit, slots)};
     auto& me = *place.me;
     auto subscription = hub.subscribe();
     acquire_result result;
@@ -399,11 +452,11 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         case end::handed_here:
         case end::handed_remote:
             how = acquire_outcome::handed_over;
-            result.second = make_permit(sem, s, me.granted_index);
+            result.second = make_permit(sem, s, me.granted_index, slots);
             break;
         case end::already_held:
             how = plan.was_handed ? acquire_outcome::handed_over : acquire_outcome::already_held;
-            result.second = make_permit(sem, s, hub.lock_entry()->modify_index);
+            result.second = make_permit(sem, s, hub.lock_entry()->modify_index, slots);
             break;
         case end::taken:
             break; // (the permit was made with the attempt's answer)
@@ -443,6 +496,14 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         }
     }
     co_return detail::finish_acquire(report, std::move(result), cancelled, how);
+}
+
+// The acquire loop of `slots` slots, as start_acquire calls it.
+auto acquire_of(std::uint32_t slots) {
+    return [slots](std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
+                   deadline_t deadline, diagnostics* diag) {
+        return acquire_loop(std::move(sem), std::move(s), deadline, diag, slots);
+    };
 }
 
 // Watches the permit through the hub's shared query: lost when our session leaves the
@@ -488,20 +549,22 @@ std::uint32_t semaphore::limit() const noexcept {
     return state_->limit;
 }
 
-void semaphore::acquire_impl(state_ptr sem, session_ptr s, detail::diagnostics_route* route,
+void semaphore::acquire_impl(state_ptr sem, session_ptr s, std::uint32_t slots,
+                             detail::diagnostics_route* route,
                              asio::any_completion_handler<void(error_code, permit)> h) {
     auto* fallback = sem->opts.diag; // (read before sem is moved)
-    detail::start_acquire(acquire_loop, std::move(sem), std::move(s), std::nullopt, route, fallback,
-                          "semaphore acquire with an empty conclave::session", std::move(h));
+    detail::start_acquire(acquire_of(slots), std::move(sem), std::move(s), std::nullopt, route,
+                          fallback, "semaphore acquire with an empty conclave::session",
+                          std::move(h));
 }
 
 void semaphore::try_acquire_impl(
-    state_ptr sem, session_ptr s, std::chrono::milliseconds budget,
+    state_ptr sem, session_ptr s, std::uint32_t slots, std::chrono::milliseconds budget,
     detail::diagnostics_route* route,
     asio::any_completion_handler<void(error_code, std::optional<permit>)> h) {
     auto* fallback = sem->opts.diag; // (read before sem is moved)
-    detail::start_acquire(acquire_loop, std::move(sem), std::move(s), clock::now() + budget, route,
-                          fallback, "semaphore acquire with an empty conclave::session",
+    detail::start_acquire(acquire_of(slots), std::move(sem), std::move(s), clock::now() + budget,
+                          route, fallback, "semaphore acquire with an empty conclave::session",
                           std::move(h));
 }
 

@@ -112,11 +112,10 @@ handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limi
                                     const std::vector<std::string>* only) {
     handoff_batch::waiters out;
     const auto now = clock::now();
+    std::size_t taken = 0;
     for (const auto& w : hub.queue) {
-        if (out.size() >= slots)
-            break;
         const auto& id = w->session->id;
-        if (w->limit != limit || !w->can_be_handed(now) || id == skip_session ||
+        if ((w->limit != limit && w->limit != 0) || !w->can_be_handed(now) || id == skip_session ||
             record.holders.count(id) || hub.clearing.count(id) ||
             (id != ending && hub.held_here_by(id)) ||
             (only && std::find(only->begin(), only->end(), id) == only->end()))
@@ -124,8 +123,14 @@ handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limi
         const bool duplicate = std::any_of(out.begin(), out.end(), [&](const auto& o) {
             return o->session->id == w->session->id;
         });
-        if (!duplicate)
-            out.push_back(w);
+        if (duplicate)
+            continue;
+        // First come, first served: one that does not fit keeps those behind it waiting
+        // too, or a waiter asking for many slots would wait for ever behind smaller ones.
+        if (taken + w->slots > slots)
+            break;
+        taken += w->slots;
+        out.push_back(w);
     }
     return out;
 }

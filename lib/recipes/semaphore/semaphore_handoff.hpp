@@ -56,14 +56,14 @@ private:
     bool resolved_ = false;
 };
 
-/// Local waiters that may join a transaction on `.lock`, in arrival order, at most
-/// `slots`: contender key written, waiting, same limit, not `skip_session` (the session the
-/// transaction adds for itself), not already in `record`, one per session, and none of a
-/// session with a live local permit or being cleared (semaphore_hub::slot_busy): adding a
-/// session that holds a slot changes nothing, so two acquires would share that slot.
-/// `ending`: the session whose permit this transaction releases; its waiters may take
-/// its slot (one after the other). `only` (fair mode's first in line): when given, no
-/// waiter of another session.
+/// Local waiters that may join a transaction on `.lock`, in arrival order, asking for at
+/// most `slots` together (the first that does not fit ends the list): contender key written,
+/// waiting, of an object with `limit` (the record's) or a resizable one, not `skip_session` (the
+/// session the transaction adds for itself), not already in `record`, one per session, and none of
+/// a session with a live local permit or being cleared (semaphore_hub::slot_busy): adding a session
+/// that holds a slot changes nothing, so two acquires would share that slot. `ending`: the session
+/// whose permit this transaction releases; its waiters may take its slot (one after the other).
+/// `only` (fair mode's first in line): when given, no waiter of another session.
 handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limit,
                                     const semaphore_record& record, const std::string& skip_session,
                                     std::size_t slots, const std::string& ending = {},

@@ -86,6 +86,13 @@ bool semaphore_hub::waits_here(const std::string& session) const {
                        [&](const auto& w) { return w->session->id == session; });
 }
 
+std::uint32_t semaphore_hub::slots_asked(const std::string& session) const {
+    for (const auto& w : queue)
+        if (w->session->id == session)
+            return w->slots;
+    return 1;
+}
+
 void semaphore_hub::permit_dropped(const std::string& session) {
     // (Waiters away from the front sleep on their own notifiers: poke() wakes the front.)
     for (const auto& w : queue) {

@@ -35,12 +35,16 @@ struct semaphore_waiter {
         granted, ///< that transaction committed: `granted_index` is `.lock`'s ModifyIndex
     };
 
-    semaphore_waiter(std::shared_ptr<session_state> s, std::uint32_t l)
+    semaphore_waiter(std::shared_ptr<session_state> s, std::uint32_t l, std::uint32_t n = 1)
         : session(std::move(s))
-        , limit(l) {}
+        , limit(l)
+        , slots(n) {}
 
     std::shared_ptr<session_state> session;
-    std::uint32_t limit; ///< of the waiter's semaphore object (only equal limits are batched)
+    /// Of the waiter's semaphore object (only equal limits are batched); 0 for a resizable
+    /// one, which takes the limit `.lock` records.
+    std::uint32_t limit;
+    std::uint32_t slots; ///< how many slots it asks for
     /// Its contender key is written and held by its session: it may be added to the holders.
     bool enqueued = false;
     /// The acquire is ending without a permit: nobody may add it to the holders any more.
@@ -119,6 +123,9 @@ public:
     bool granting_here(const std::string& session) const;
     /// A queued waiter uses `session` (its contender key is the session's).
     bool waits_here(const std::string& session) const;
+    /// How many slots the queued waiter of `session` asks for; 1 when none waits here (an
+    /// other process's contender: Go's layout does not say).
+    std::uint32_t slots_asked(const std::string& session) const;
     /// Whether this process has, or is getting, the slot of `session`, or is taking the
     /// session out: an acquire with it must not take a slot now.
     bool slot_busy(const std::string& session) const {

@@ -38,8 +38,8 @@ asio::awaitable<status_result> read_status(std::shared_ptr<detail::semaphore_sta
     auto r = detail::interpret(*sem, lock, list.entries, diag);
     if (r.ec)
         co_return status_result{r.ec, semaphore_status{}};
-    // interpret refuses any other limit, so the record's is the object's here.
-    auto status = detail::status_of(sem->limit, sem->prefix, r, list.entries);
+    // (The record's limit: the object's unless it is resizable.)
+    auto status = detail::status_of(r.record.limit_slots(), sem->prefix, r, list.entries);
     co_return status_result{error_code{}, std::move(status)};
 }
 

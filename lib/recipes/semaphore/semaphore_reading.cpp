@@ -23,7 +23,7 @@ semaphore_reading interpret(const semaphore_state& sem, const kv_entry* lock,
         r.ec = make_error_code(errc::bad_response); // Go: "lock decoding failed"
         return r;
     }
-    if (record->limit != static_cast<std::int64_t>(sem.limit)) {
+    if (record->limit != static_cast<std::int64_t>(sem.limit) && !sem.opts.resizable) {
         if (diag)
             diag->client_message =
                 "semaphore limit conflict (lock: " + std::to_string(record->limit) +
@@ -52,15 +52,15 @@ semaphore_status status_of(std::uint32_t limit, std::string_view prefix, const s
             values.emplace(std::move(name), e.value);
     }
     status.holders.reserve(r.record.holders.size());
-    for (const auto& session : r.record.holders) {
+    for (const auto& [session, slots] : r.record.holders) {
         std::optional<std::string> value;
         if (auto it = values.find(session); it != values.end())
             value = std::move(it->second);
-        status.holders.emplace_back(session, std::move(value));
+        status.holders.emplace_back(session, std::move(value), slots);
     }
     // A `.lock` written by hand (or by a peer that ignored the limit) may list more holders
     // than slots: none is free then, not a negative count.
-    const auto held = status.holders.size();
+    const auto held = r.record.used();
     status.free_slots = held >= limit ? 0 : static_cast<std::uint32_t>(limit - held);
     return status;
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace conclave::detail {
 
@@ -38,16 +39,34 @@ bool looks_like_session_id(std::string_view s) {
 
 } // namespace
 
+std::uint64_t semaphore_record::used() const {
+    std::uint64_t n = 0;
+    for (const auto& [session, slots] : holders)
+        n += slots;
+    return n;
+}
+
+std::uint64_t semaphore_record::free() const {
+    const auto n = used();
+    return limit > 0 && n < static_cast<std::uint64_t>(limit)
+               ? static_cast<std::uint64_t>(limit) - n
+               : 0;
+}
+
+std::uint32_t semaphore_record::limit_slots() const {
+    return limit < 0 ? 0 : static_cast<std::uint32_t>(std::min<std::int64_t>(limit, 0xffffffff));
+}
+
 std::string semaphore_record::encode() const {
     // Built by hand to keep Go's field order (Limit, Holders) and sorted holder keys.
     std::string out = "{\"Limit\":" + std::to_string(limit) + ",\"Holders\":{";
     bool first = true;
-    for (const auto& h : holders) {
+    for (const auto& [session, slots] : holders) {
         if (!first)
             out += ',';
         first = false;
-        out += json::serialize(json::value(h)); // quoted and escaped
-        out += ":true";
+        out += json::serialize(json::value(session)); // quoted and escaped
+        out += slots == 1 ? ":true" : ":" + std::to_string(slots);
     }
     out += "}}";
     return out;
@@ -76,9 +95,18 @@ std::optional<semaphore_record> semaphore_record::decode(std::string_view text,
     if (const auto* holders = find_ci(o, "Holders"); holders && !holders->is_null()) {
         if (!holders->is_object())
             return std::nullopt;
-        // Go tests membership with `_, ok := Holders[id]`: every key is a holder.
-        for (const auto& kv : holders->get_object())
-            r.holders.insert(std::string(kv.key()));
+        // Go tests membership with `_, ok := Holders[id]`: every key is a holder, `false`
+        // included. A number is a weighted holder of ours.
+        for (const auto& kv : holders->get_object()) {
+            std::uint32_t slots = 1;
+            if (!kv.value().is_bool()) {
+                const auto n = kv.value().to_number<std::int64_t>(ec);
+                if (ec || n < 1 || n > 0xffffffff)
+                    return std::nullopt;
+                slots = static_cast<std::uint32_t>(n);
+            }
+            r.holders.emplace(std::string(kv.key()), slots);
+        }
     }
     return r;
 }
@@ -90,7 +118,7 @@ std::size_t semaphore_record::prune(const std::vector<kv_entry>& entries) {
             alive.insert(e.session);
     std::size_t dropped = 0;
     for (auto it = holders.begin(); it != holders.end();) {
-        if (alive.count(*it) == 0) {
+        if (alive.count(it->first) == 0) {
             it = holders.erase(it);
             ++dropped;
         } else {
@@ -119,7 +147,8 @@ std::vector<dead_contender> dead_contenders(std::string_view prefix,
 
 std::vector<std::string> first_in_line(std::string_view prefix,
                                        const std::vector<kv_entry>& entries,
-                                       const semaphore_record& record, std::size_t slots) {
+                                       const semaphore_record& record, std::size_t slots,
+                                       const weight_of& weight) {
     const std::string children = join_key(prefix, "");
     std::vector<const kv_entry*> waiting;
     for (const auto& e : entries) {
@@ -130,13 +159,18 @@ std::vector<std::string> first_in_line(std::string_view prefix,
         if (name == e.session && record.holders.count(e.session) == 0)
             waiting.push_back(&e);
     }
-    const auto first = std::min(slots, waiting.size());
-    std::partial_sort(
-        waiting.begin(), waiting.begin() + first, waiting.end(),
-        [](const kv_entry* a, const kv_entry* b) { return a->create_index < b->create_index; });
+    std::sort(waiting.begin(), waiting.end(), [](const kv_entry* a, const kv_entry* b) {
+        return a->create_index < b->create_index;
+    });
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < first; ++i)
-        out.push_back(waiting[i]->session);
+    std::size_t taken = 0;
+    for (const auto* e : waiting) {
+        const std::size_t n = weight ? weight(e->session) : 1;
+        if (taken + n > slots)
+            break;
+        taken += n;
+        out.push_back(e->session);
+    }
     return out;
 }
 

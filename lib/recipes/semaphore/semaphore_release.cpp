@@ -64,19 +64,20 @@ asio::awaitable<void> delete_unused_contender(semaphore_state& sem, const std::s
     (void)deleted;
 }
 
-// Who our slot goes to in the release: the next local waiter (which may be another acquire
-// of our session: it then holds the slot after us). In fair mode, only the first in line,
-// if it waits here; our own contender key stands in no line (it is counted as a holder's).
+// Who the free slots go to in the release (`record`, without us): the next local waiters
+// that fit, first come first served (one may be another acquire of our session: it then
+// holds the slots after us). In fair mode, only the first in line, if they wait here; our
+// own contender key stands in no line (it is counted as a holder's).
 handoff_batch::waiters next_holder(const semaphore_state& sem, const semaphore_hub& hub,
                                    const semaphore_record& record, const std::string& me) {
+    const auto free = record.free();
     if (!sem.opts.fair)
-        return next_in_line(hub, sem.limit, record, "", 1, me);
+        return next_in_line(hub, record.limit_slots(), record, "", free, me);
     auto line = record;
-    line.holders.insert(me);
-    const std::size_t free =
-        sem.limit > record.holders.size() ? sem.limit - record.holders.size() : 0;
-    const auto first = first_in_line(sem.prefix, hub.entries(), line, free);
-    return next_in_line(hub, sem.limit, record, "", 1, me, &first);
+    line.holders.emplace(me, 1);
+    const auto first = first_in_line(sem.prefix, hub.entries(), line, free,
+                                     [&](const std::string& id) { return hub.slots_asked(id); });
+    return next_in_line(hub, record.limit_slots(), record, "", free, me, &first);
 }
 
 } // namespace
@@ -114,10 +115,10 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         handoff_batch::waiters next;
         if (listed) {
             // Our slot goes to a local waiter (next_holder), unless the limit is not ours.
-            if (record->limit == static_cast<std::int64_t>(sem.limit))
+            if (record->limit == static_cast<std::int64_t>(sem.limit) || sem.opts.resizable)
                 next = next_holder(sem, *hub, *record, me);
             for (const auto& w : next)
-                record->holders.insert(w->session->id);
+                record->holders[w->session->id] = w->slots;
             ops.push_back(txn_op::cas(sem.lock_key, record->encode(), lock->modify_index,
                                       semaphore_flag_value));
         }

@@ -42,8 +42,9 @@ struct semaphore_state {
 
 struct permit_state : grant_of<semaphore_state> {
     permit_state(std::shared_ptr<semaphore_state> sem, std::shared_ptr<session_state> s,
-                 fencing_token t)
-        : grant_of(std::move(sem), std::move(s), std::move(t), hold_kind::semaphore) {}
+                 fencing_token t, std::uint32_t n)
+        : grant_of(std::move(sem), std::move(s), std::move(t), hold_kind::semaphore)
+        , slots(n) {}
     ~permit_state() {
         auto& hub = *recipe->hub;
         const auto it = hub.local_permits.find(token.session);
@@ -54,6 +55,9 @@ struct permit_state : grant_of<semaphore_state> {
         if (!released && !lost)
             hub.permit_dropped(token.session);
     }
+
+    /// How many of the semaphore's slots it holds (its weight in `.lock`).
+    const std::uint32_t slots;
 
     void start_wait_lost(std::shared_ptr<grant_state> self,
                          asio::any_completion_handler<void(error_code)> h) override;
