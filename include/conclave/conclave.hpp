@@ -4,6 +4,7 @@
 /// Consul with C++20 coroutines.
 #pragma once
 
+#include <conclave/barrier.hpp>
 #include <conclave/client.hpp>
 #include <conclave/config.hpp>
 #include <conclave/counter.hpp>
@@ -13,6 +14,7 @@
 #include <conclave/grant.hpp>
 #include <conclave/group.hpp>
 #include <conclave/hold_scope.hpp>
+#include <conclave/latch.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/log.hpp>
 #include <conclave/metrics.hpp>
@@ -28,5 +30,6 @@
 
 /// \namespace conclave
 /// Everything conclave declares: the Consul client (client, client_config), the recipes
-/// built on it (session, lock, semaphore, elector, watch, counter, group, fence, async_fenced_put,
-/// with_lock) and their errors (errc, error). The embedded dev agent is in conclave::dev.
+/// built on it (session, lock, semaphore, elector, watch, counter, group, barrier,
+/// double_barrier, countdown_latch, fence, async_fenced_put, with_lock) and their errors (errc,
+/// error). The embedded dev agent is in conclave::dev.

@@ -5,7 +5,7 @@
 
 #include <conclave/client.hpp>
 #include <conclave/detail/export.hpp>
-#include <conclave/detail/options_base.hpp>
+#include <conclave/detail/keyed_options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -19,31 +19,11 @@ namespace detail {
 struct counter_state;
 }
 
-/// How a counter retries its writes and watches its key. Not an aggregate (see
+/// How a counter retries its writes (budget) and watches its key (wait, retry_wait), and
+/// where a failure's text goes (diag): see detail::keyed_options. Not an aggregate (see
 /// conclave/consul/request.hpp): set fields with the with_* calls.
-struct counter_options : detail::options_base<counter_options> {
+struct counter_options : detail::keyed_options<counter_options> {
     counter_options() = default;
-
-    /// Bounds each add, set and compare-and-set, its requests and its retries after
-    /// check-and-set races lost to other writers (each retry reads afresh after a random
-    /// pause). 0: the client's request_timeout.
-    std::chrono::milliseconds budget{0};
-    /// Longest blocking query of the read that async_wait_change shares (Consul adds up to
-    /// 1/16 of jitter). That read is the client's for the key: the first counter object of
-    /// a client on a key sets its wait and retry_wait, for every later one too.
-    std::chrono::milliseconds wait{60000};
-    /// Pause between tries of that read after it failed.
-    std::chrono::milliseconds retry_wait{1000};
-    /// Filled with what a failed operation says (Consul's text, and conclave's: the key and
-    /// its text for errc::conflict, whether a write may have been applied) when not null, for
-    /// tokens other than with_diagnostics, which carries it in the conclave::error it throws.
-    /// Shared by every operation of this object.
-    diagnostics* diag = nullptr;
-
-    counter_options& with_budget(std::chrono::milliseconds v) { return set(budget, v); }
-    counter_options& with_wait(std::chrono::milliseconds v) { return set(wait, v); }
-    counter_options& with_retry_wait(std::chrono::milliseconds v) { return set(retry_wait, v); }
-    counter_options& with_diag(diagnostics* v) { return set(diag, v); }
 };
 
 /// A counter's value as read, and the key's ModifyIndex then (0: the key does not exist).

@@ -4,6 +4,7 @@
 // add that would overflow, cancellation and unknown outcomes, and waits for a change that
 // share one blocking query per client (proven by counting the client's requests).
 #include "recipes_fixture.hpp"
+#include "thrown_by.hpp"
 
 #include <conclave/counter.hpp>
 #include <conclave/lock.hpp>
@@ -62,21 +63,6 @@ struct request_counter : observer {
             --blocking_in_flight;
     }
 };
-
-// What `op` (awaited with the default token) threw: its code and text.
-template <class Op>
-asio::awaitable<std::pair<error_code, std::string>> thrown_by(Op op) {
-    try {
-        co_await std::move(op);
-    } catch (const conclave::error& e) {
-        co_return std::pair<error_code, std::string>{e.code(), e.what()};
-    }
-    co_return std::pair<error_code, std::string>{};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 } // namespace
 

@@ -22,6 +22,12 @@ struct keyed_state {
         , key(std::move(k))
         , opts(std::move(o))
         , hub(Hub::of(consul, key, s)) {}
+    /// With a hub found by the caller (one shared by several recipe kinds: a key_query).
+    keyed_state(client c, std::string k, Options o, std::shared_ptr<Hub> h)
+        : consul(std::move(c))
+        , key(std::move(k))
+        , opts(std::move(o))
+        , hub(std::move(h)) {}
     ~keyed_state() { shared_query::let_go(hub); }
     keyed_state(const keyed_state&) = delete;
     keyed_state& operator=(const keyed_state&) = delete;

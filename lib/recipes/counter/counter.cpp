@@ -5,10 +5,9 @@
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/common/as_terminal.hpp"
-#include "recipes/common/cas_race_backoff.hpp"
-#include "recipes/common/deadline.hpp"
+#include "recipes/common/cas_write.hpp"
+#include "recipes/common/key_query.hpp"
 #include "recipes/common/keyed_state.hpp"
-#include "recipes/counter/counter_hub.hpp"
 #include "recipes/counter/counter_value.hpp"
 
 #include <conclave/counter.hpp>
@@ -24,9 +23,11 @@ namespace conclave {
 
 namespace detail {
 
-struct counter_state : keyed_state<counter_options, counter_hub> {
-    counter_state(client& c, std::string k, const counter_options& o)
-        : keyed_state(c, std::move(k), o, counter_hub::settings{o.wait, o.retry_wait, false}) {}
+struct counter_state : keyed_state<counter_options, key_query> {
+    counter_state(client& c, const std::string& k, const counter_options& o)
+        : keyed_state(
+              c, k, o,
+              key_query::of(c, "counter", k, key_query::settings{o.wait, o.retry_wait, false})) {}
 };
 
 } // namespace detail
@@ -58,98 +59,29 @@ struct write_op {
     std::function<decision(std::int64_t)> decide;
 };
 
-// Consul answered the write with a refusal: it was not applied. Any other failure (no
-// reply: cancelled, timed out, connection lost; a 500, which a Raft apply that timed out
-// also gives) leaves its outcome unknown.
-bool refused_unapplied(const error_code& ec) {
-    return ec == errc::bad_request || ec == errc::permission_denied || ec == errc::not_found ||
-           ec == errc::request_too_large || ec == errc::rate_limited ||
-           ec == errc::invalid_argument || ec == errc::pool_closed;
-}
-
-// Puts `ours` before what the client said about the request that failed (its method, URL
-// and error), keeping both.
-void describe(diagnostics& said, std::string ours) {
-    if (!said.client_message.empty())
-        ours += "; " + said.client_message;
-    said.client_message = std::move(ours);
-}
-
-asio::awaitable<value_result> write_loop(std::shared_ptr<counter_state> st, const write_op& op,
-                                         diagnostics& said) {
-    const auto budget =
-        st->opts.budget.count() > 0 ? st->opts.budget : st->consul.config().request_timeout;
-    const auto until = clock::now() + budget;
-    detail::cas_race_backoff race;
-    for (;;) {
-        said.clear();
-        auto [read_error, read] = co_await detail::call(
-            st->consul, detail::endpoint::kv_get{st->key, query_options{}.with_diag(&said)}, until);
-        if (read_error) {
-            describe(said, op.what + ": reading the key failed, nothing written");
-            co_return value_result{read_error, 0};
-        }
-        auto judged = detail::judge_counter(st->key, read.entry);
-        if (!judged.value) {
-            said.client_message = std::move(judged.problem);
-            co_return value_result{make_error_code(errc::conflict), 0};
-        }
-        auto next = op.decide(*judged.value);
-        if (next.ec) {
-            said.client_message = std::move(next.why);
-            co_return value_result{next.ec, 0};
-        }
-        if (!next.write)
-            co_return value_result{error_code{}, next.result};
-        // Create-only when the key is missing (cas=0), else only over what was read.
-        const std::uint64_t cas = read.entry ? read.entry->modify_index : 0;
-        auto put =
-            detail::endpoint::kv_put{st->key, detail::format_counter(*next.write),
-                                     kv_put_options{}.with_cas(cas).with_flags(0).with_diag(&said)};
-        auto [write_error, written] = co_await detail::call(st->consul, std::move(put), until);
-        if (write_error) {
-            std::string outcome;
-            if (refused_unapplied(write_error))
-                outcome = ": Consul refused the write, nothing written";
-            else
-                outcome = std::string{said.http_status == 0 ? ": the write got no answer"
-                                                            : ": Consul's error does not say"} +
-                          ", so its outcome is unknown: it may have been applied (read the "
-                          "counter to know)";
-            describe(said, op.what + outcome);
-            co_return value_result{write_error, 0};
-        }
-        if (written)
-            co_return value_result{error_code{}, next.result};
-        // Another writer came between the read and the write: read again, after a pause.
-        if (clock::now() >= until) {
-            said.client_message = op.what + ": other writers kept changing the key for the "
-                                            "whole budget; nothing written";
-            co_return value_result{make_error_code(errc::timeout), 0};
-        }
-        co_await detail::sleep_for(race.next(), until);
-    }
-}
-
-// write_loop, its diagnostics handed to `diag`. An exception out of it (cancellation seen
-// by a co_await between requests) comes before any write that could have been applied: the
-// requests themselves complete with their errors as values.
+// The write as a check-and-set of the key (detail::run_cas), judged as a counter: the
+// value the last decision gave once it completed.
 asio::awaitable<value_result> run_write(std::shared_ptr<counter_state> st, write_op op,
                                         diagnostics* diag) {
-    diagnostics said;
-    value_result r;
-    try {
-        r = co_await write_loop(std::move(st), op, said);
-    } catch (...) {
-        r = value_result{detail::error_from_exception(std::current_exception()), 0};
-        said.clear();
-        said.client_message =
-            op.what + (r.first == asio::error::operation_aborted ? ": cancelled" : ": failed") +
-            " before its write; nothing written";
-    }
-    if (diag)
-        *diag = r.first ? said : diagnostics{};
-    co_return r;
+    auto result = std::make_shared<std::int64_t>(0);
+    auto rule = [key = st->key, decide = std::move(op.decide),
+                 result](const std::optional<kv_entry>& entry) {
+        auto judged = detail::judge_counter(key, entry);
+        if (!judged.value)
+            return detail::cas_step::failure(make_error_code(errc::conflict),
+                                             std::move(judged.problem));
+        auto next = decide(*judged.value);
+        if (next.ec)
+            return detail::cas_step::failure(next.ec, std::move(next.why));
+        *result = next.result;
+        if (!next.write)
+            return detail::cas_step::finish();
+        return detail::cas_step::put(detail::format_counter(*next.write), 0);
+    };
+    const auto budget = st->opts.budget;
+    auto ec = co_await detail::run_cas(st->consul, st->key, budget,
+                                       detail::cas_op{std::move(op.what), std::move(rule)}, diag);
+    co_return value_result{ec, ec ? 0 : *result};
 }
 
 asio::awaitable<error_code> run_set(std::shared_ptr<counter_state> st, write_op op,

@@ -7,7 +7,7 @@
 // key and an empty value read as 0.
 #pragma once
 
-#include "recipes/rwlock/rw_rules.hpp"
+#include "recipes/common/recipe_flags.hpp"
 
 #include <conclave/consul/kv.hpp>
 
@@ -58,18 +58,7 @@ inline std::optional<std::int64_t> checked_add(std::int64_t value, std::int64_t 
 /// Another recipe's flags (a lock's, a semaphore's, a read-write lock's), any flags but 0,
 /// or a session holding the key: writing a number there would break what uses it.
 inline std::string foreign_use(const kv_entry& e) {
-    const auto flags = std::to_string(e.flags);
-    if (e.flags == lock_flag_value)
-        return "it is a lock's key (flags " + flags + ")";
-    if (e.flags == semaphore_flag_value)
-        return "it is a semaphore's key (flags " + flags + ")";
-    if (e.flags == rw_read_flags || e.flags == rw_write_flags || e.flags == rw_sequence_flags)
-        return "it is a read-write lock's key (flags " + flags + ")";
-    if (e.flags != 0)
-        return "it has flags " + flags + " (a counter's are 0)";
-    if (!e.session.empty())
-        return "session " + e.session + " holds it (a lock's key)";
-    return {};
+    return foreign_key(e, 0, "a counter");
 }
 
 /// What a counter's key says: its number, or why it is not a counter (for the message of
@@ -91,12 +80,8 @@ inline counter_judgement judge_counter(const std::string& key, const std::option
     }
     j.value = parse_counter(e->value);
     if (!j.value) {
-        constexpr std::size_t shown = 64;
-        std::string text = e->value.substr(0, shown);
-        if (e->value.size() > shown)
-            text += "...";
-        j.problem = "key " + key + " is not a counter: its value \"" + text +
-                    "\" is not a decimal 64-bit integer";
+        j.problem = "key " + key + " is not a counter: its value " + quoted_value(e->value) +
+                    " is not a decimal 64-bit integer";
     }
     return j;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
-// counter_hub: the blocking read of a counter's key that every local async_wait_change on
-// that key shares (one query per client and key, however many waiters and objects).
+// key_query: the blocking read of one key that every local waiter of one recipe kind on that
+// key shares (one query per client, kind and key, however many waiters and objects): a
+// counter's async_wait_change, a latch's or a barrier's async_wait.
 #pragma once
 
 #include "recipes/common/shared_query.hpp"
@@ -14,12 +15,14 @@
 
 namespace conclave::detail {
 
-class counter_hub final : public shared_query {
+class key_query final : public shared_query {
 public:
-    /// The hub of `key` on `c`, shared by every counter object of that client and key.
-    static std::shared_ptr<counter_hub> of(const client& c, const std::string& key, settings s);
+    /// The query of `key` on `c` for recipes of `kind` ("counter", "latch", ...), shared by
+    /// every object of that kind, client and key.
+    static std::shared_ptr<key_query> of(const client& c, const std::string& kind,
+                                         const std::string& key, settings s);
 
-    counter_hub(client c, std::string key, settings s);
+    key_query(client c, std::string registry_name, std::string key, settings s);
 
     const std::string key;
 
@@ -31,8 +34,8 @@ public:
     std::uint64_t reads() const noexcept { return reads_; }
 
 private:
-    // Nothing of ours to wait for: a counter's writes are single check-and-set requests,
-    // which the blocking read sees like anyone else's.
+    // Nothing of ours to wait for: the recipes on one key write single check-and-set
+    // requests, which the blocking read sees like anyone else's.
     bool transaction_in_flight() const override { return false; }
     asio::awaitable<error_code> read_once(query_options q, asio::cancellation_slot stop) override;
     // Nobody followed the key since: it may have changed.
