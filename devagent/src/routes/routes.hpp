@@ -103,6 +103,13 @@ http_response catalog_nodes(agent_impl& a, const http_request& req);
 http_response catalog_node(agent_impl& a, const http_request& req);
 http_response health_node(agent_impl& a, const http_request& req);
 
+http_response agent_check_register(agent_impl& a, const http_request& req);
+http_response agent_check_deregister(agent_impl& a, const http_request& req);
+/// pass, warn and fail.
+http_response agent_check_set(agent_impl& a, const http_request& req);
+http_response agent_check_update(agent_impl& a, const http_request& req);
+http_response agent_checks(agent_impl& a, const http_request& req);
+
 /// /v1/_conclave/...: stats always; the rest only with enable_test_controls.
 http_response controls_endpoint(agent_impl& a, const http_request& req);
 

@@ -72,6 +72,14 @@ std::pair<error_code, session_list_result> decode_list(const api_call& call,
     return {error_code{}, std::move(r)};
 }
 
+// Consul's refusals of a session bound to a check that is critical or not registered
+// (agent/consul/state/session.go): a final answer, unlike most 500s.
+bool refused_for_a_check(std::string_view body) {
+    const bool critical = body.starts_with("Check '") && body.ends_with("' is in critical state");
+    const bool missing = body.starts_with("Missing check '") && body.ends_with("' registration");
+    return critical || missing;
+}
+
 } // namespace
 
 std::string session_create_body(const session_options& o) {
@@ -115,8 +123,12 @@ error_code session_create::build(api_call& call) const {
 
 std::pair<error_code, std::string> session_create::decode(const api_call& call,
                                                           api_reply& reply) const {
-    if (reply.status != 200)
-        return {status_error(call, reply), {}};
+    if (reply.status != 200) {
+        const auto ec = status_error(call, reply);
+        if (reply.status == 500 && refused_for_a_check(reply.body))
+            return {make_error_code(errc::check_critical), {}};
+        return {ec, {}};
+    }
     error_code pec;
     auto v = json::parse(reply.body, pec);
     const json::value* id = nullptr;

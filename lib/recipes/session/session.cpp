@@ -4,6 +4,7 @@
 #include "consul/spawn.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/health_wait.hpp"
+#include "recipes/session/health_check.hpp"
 #include "recipes/session/session_state.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -34,31 +35,100 @@ asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
     co_return ec;
 }
 
+// Deregisters the session's health check, once.
+asio::awaitable<void> forget_check(std::shared_ptr<session_state> s) {
+    if (s->check_id.empty() || std::exchange(s->check_deregistered, true))
+        co_return;
+    co_await detail::deregister_health_check(s->consul, s->check_id, s->cfg.destroy_timeout);
+}
+
+asio::awaitable<void> pause(std::chrono::milliseconds d) {
+    asio::steady_timer t{co_await asio::this_coro::executor, d};
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+// Creates the session, bound to its checks. The agent tells the servers about a check it
+// was just given a moment later: until then Consul answers that our own check is missing,
+// and the create is tried again (passing the check meanwhile, so that it cannot expire).
+asio::awaitable<std::pair<error_code, std::string>>
+create_bound(client consul, session_options o, const session_config& cfg,
+             const std::string& check_id, clock::time_point& passed_at, diagnostics* diag) {
+    diagnostics local;
+    o.diag = &local;
+    const auto until = clock::now() + consul.config().request_timeout;
+    const std::string not_yet = "Missing check '" + check_id + "' registration";
+    auto backoff = std::chrono::milliseconds(10);
+    for (;;) {
+        auto [ec, id] = co_await detail::call(consul, detail::endpoint::session_create{o});
+        const bool retry = ec == errc::check_critical && !check_id.empty() &&
+                           local.server_message == not_yet && clock::now() < until;
+        if (!retry) {
+            if (diag)
+                *diag = std::move(local);
+            co_return std::pair{ec, std::move(id)};
+        }
+        co_await pause(backoff);
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
+        const auto now = clock::now();
+        if (now - passed_at < cfg.health_ttl / 3)
+            continue;
+        const auto failed =
+            co_await detail::pass_health_check(consul, check_id, passed_at + cfg.health_ttl);
+        if (!failed)
+            passed_at = now;
+    }
+}
+
 asio::awaitable<std::pair<error_code, session>>
 create(client consul, session_config cfg, session (*make)(std::shared_ptr<session_state>),
        diagnostics* diag) {
     using result = std::pair<error_code, session>;
-    if (cfg.ttl <= std::chrono::milliseconds::zero()) {
+    if (cfg.ttl <= std::chrono::milliseconds::zero() ||
+        cfg.health_ttl < std::chrono::milliseconds::zero()) {
         if (diag)
-            diag->client_message = "a session's TTL must be positive";
+            diag->client_message = "a session's TTL and health TTL must be positive";
         co_return result{make_error_code(errc::invalid_argument), session{}};
     }
     session_options o;
-    o.diag = diag;
     o.name = cfg.name;
     o.ttl = cfg.ttl;
     o.lock_delay = cfg.lock_delay;
     o.behavior = cfg.behavior;
     o.node_checks = cfg.node_checks; // empty: explicitly none
+    o.service_checks = cfg.service_checks;
     // The deadline counts from before the request: Consul started the TTL later than this.
     const auto start = clock::now();
-    auto [ec, id] = co_await detail::call(consul, detail::endpoint::session_create{o});
-    if (ec)
+    std::string check_id;
+    auto passed_at = start;
+    if (cfg.health_ttl.count() > 0) {
+        check_id = detail::new_health_check_id();
+        if (auto ec = co_await detail::register_health_check(consul, cfg, check_id, diag))
+            co_return result{ec, session{}};
+        // A check of a service is one of its service checks; a check of the agent's node,
+        // a node check. (Consul 1.8 accepts either list for either.)
+        if (cfg.health_service.empty())
+            o.node_checks->push_back(check_id);
+        else
+            o.service_checks.push_back(service_check{check_id, {}});
+    }
+    auto [ec, id] = co_await create_bound(consul, o, cfg, check_id, passed_at, diag);
+    if (ec) {
+        // In the background: a cancelled create must not leave the check behind either.
+        if (!check_id.empty())
+            asio::co_spawn(consul.get_executor(),
+                           detail::deregister_health_check(consul, check_id, cfg.destroy_timeout),
+                           asio::detached);
         co_return result{ec, session{}};
+    }
     detail::log_line(detail::log_of(consul), log_level::info, "session ", id, " created (TTL ",
                      std::chrono::nanoseconds(cfg.ttl), ")");
-    co_return result{error_code{}, make(std::make_shared<session_state>(consul, std::move(id),
-                                                                        std::move(cfg), start))};
+    const auto health_ttl = cfg.health_ttl;
+    auto state = std::make_shared<session_state>(consul, std::move(id), std::move(cfg), start);
+    if (!check_id.empty()) {
+        state->check_id = std::move(check_id);
+        state->policy.bind_check(health_ttl, passed_at);
+    }
+    co_return result{error_code{}, make(std::move(state))};
 }
 
 // Destroys the session of a cancelled run, unless something else already did. First waits,
@@ -76,6 +146,7 @@ asio::awaitable<void> close_on_server(std::shared_ptr<session_state> s) {
     const auto ec = co_await destroy_on_server(s->consul, s->id, s->cfg.destroy_timeout);
     if (!ec)
         s->destroyed = true;
+    co_await forget_check(s);
 }
 
 // While a renewal is out: reports jeopardy when the session reaches it by the clock (no
@@ -91,17 +162,8 @@ asio::awaitable<void> report_when_late(std::shared_ptr<session_state> s) {
     co_await timer.async_wait(asio::use_awaitable);
 }
 
-asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
-    if (s->running)
-        co_return make_error_code(errc::invalid_argument); // one renew loop per session
-    s->running = true;
-    struct not_running {
-        session_state& s;
-        ~not_running() { s.running = false; }
-    } guard{*s};
-
-    bool cancelled = false;
-    try {
+// Renews the session until it is lost; throws operation_aborted when cancelled or abandoned.
+asio::awaitable<error_code> renew_loop(std::shared_ptr<session_state> s) {
         for (;;) {
             if (s->abandoned)
                 throw boost::system::system_error(asio::error::operation_aborted);
@@ -126,7 +188,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 continue;
             if (!ec) {
                 s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
-                if (std::exchange(s->in_jeopardy, false))
+                if (!s->policy.in_jeopardy(clock::now()) && std::exchange(s->in_jeopardy, false))
                     detail::report_health(s->consul, hold_kind::session, s->id, hold_health::held,
                                           {});
                 s->changed.notify_all(); // the deadline moved
@@ -143,6 +205,29 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
                 s->changed.notify_all(); // in jeopardy (see hold_health)
             }
         }
+}
+
+asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
+    if (s->running)
+        co_return make_error_code(errc::invalid_argument); // one renew loop per session
+    s->running = true;
+    struct not_running {
+        session_state& s;
+        ~not_running() { s.running = false; }
+    } guard{*s};
+
+    bool cancelled = false;
+    error_code ended;
+    try {
+        if (s->check_id.empty()) {
+            ended = co_await renew_loop(s);
+        } else {
+            // The check is passed beside the renewals, on its own (shorter) schedule; it
+            // returns only once the session is lost.
+            auto first = co_await (renew_loop(s) || detail::keep_check_passing(s));
+            ended = first.index() == 0 ? std::get<0>(first)
+                                       : (s->destroyed ? error_code{} : s->lost);
+        }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
             throw;
@@ -155,8 +240,12 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     if (cancelled && !s->destroyed && !s->gone_on_server) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
         asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
+    } else if (!s->check_id.empty()) {
+        // Lost or destroyed: the check has nothing left to keep alive. Deregistered in the
+        // background: the run's end reports the loss, which must not wait for a request.
+        asio::co_spawn(s->consul.get_executor(), forget_check(s), asio::detached);
     }
-    co_return asio::error::operation_aborted;
+    co_return cancelled ? error_code(asio::error::operation_aborted) : ended;
 }
 
 asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
@@ -170,6 +259,7 @@ asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
 asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
     if (s->destroyed || s->gone_on_server) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
+        co_await forget_check(s);
         co_return error_code{};
     }
     s->destroying = true;
@@ -179,6 +269,7 @@ asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
     s->destroyed = true;
     detail::log_line(detail::log_of(s->consul), log_level::info, "session ", s->id, " destroyed");
     s->mark_lost(make_error_code(errc::session_invalidated), true);
+    co_await forget_check(s);
     co_return error_code{};
 }
 
@@ -187,6 +278,10 @@ asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
 namespace detail {
 
 session_state::~session_state() {
+    if (!check_id.empty() && !check_deregistered)
+        asio::co_spawn(consul.get_executor(),
+                       deregister_health_check(consul, check_id, cfg.destroy_timeout),
+                       asio::detached);
     if (destroyed || gone_on_server || id.empty())
         return;
     // Nobody holds the session any more and it was never closed: destroy it in the
@@ -249,6 +344,9 @@ void session::destroy_impl(state_ptr s, asio::any_completion_handler<void(error_
 
 const std::string& session::id() const noexcept {
     return state_->id;
+}
+const std::string& session::health_check_id() const noexcept {
+    return state_->check_id;
 }
 client& session::get_client() const noexcept {
     return state_->consul;
