@@ -89,7 +89,7 @@ TEST_CASE_METHOD(recipes_fixture,
         auto scenario = [&]() -> asio::awaitable<void> {
             auto [lost, got] = co_await (held.async_wait_lost(awaitable_tuple) &&
                                          mutex_b.async_acquire(waiter, awaitable_tuple));
-            CHECK(std::get<0>(lost) != errc::timeout);
+            CHECK(lost != errc::timeout);
             REQUIRE_FALSE(std::get<0>(got));
             CHECK(std::get<1>(got).token().session == waiter.id());
             co_await std::get<1>(got).async_release();
@@ -104,7 +104,7 @@ TEST_CASE_METHOD(recipes_fixture,
             auto r = co_await (waiter.async_run(awaitable_tuple) || scenario());
             CHECK(r.index() == 1);
         };
-        auto [holder_ended] = co_await (holder_side() && waiter_side());
+        const error_code holder_ended = co_await (holder_side() && waiter_side());
         CHECK((holder_ended == errc::session_expired || holder_ended == errc::session_invalidated));
         CHECK(holder.lost());
         const auto check_id = holder.health_check_id();
@@ -121,15 +121,17 @@ TEST_CASE_METHOD(recipes_fixture,
                  "a session bound to a named check is invalidated when the check fails",
                  "[session][health]") {
     const std::string id = fresh_check_id();
+    const std::string name = "web";
     auto body = [&]() -> asio::awaitable<void> {
         co_await consul.async_agent_check_register(agent_check_options{}
                                                        .with_id(id)
-                                                       .with_name("web")
+                                                       .with_name(name)
                                                        .with_ttl(1h)
                                                        .with_status(check_status::passing));
         // Consul 1.8 takes a check of the node in either list.
-        auto s = co_await create_once_synced(*this,
-                                             quick().with_service_checks({service_check{id, {}}}));
+        const std::vector<service_check> checks{service_check{id, {}}};
+        const auto cfg = quick().with_service_checks(checks);
+        auto s = co_await create_once_synced(*this, cfg);
         auto info = co_await consul.async_session_info(s.id());
         REQUIRE(info.session);
         REQUIRE(info.session->service_checks.size() == 1);
@@ -137,11 +139,12 @@ TEST_CASE_METHOD(recipes_fixture,
         lock mutex{consul, p + "l"};
         auto held = co_await mutex.async_acquire(s);
         // Warning is no reason to give the session up.
-        co_await consul.async_agent_check_update(id, check_status::warning, "slow");
-        co_await consul.async_agent_check_update(id, check_status::critical, "down");
+        const std::string slow = "slow", down = "down";
+        co_await consul.async_agent_check_update(id, check_status::warning, slow);
+        co_await consul.async_agent_check_update(id, check_status::critical, down);
         auto [lost, run_ended] =
             co_await (held.async_wait_lost(awaitable_tuple) && s.async_run(awaitable_tuple));
-        CHECK(std::get<0>(lost) != errc::timeout);
+        CHECK(lost != errc::timeout);
         CHECK(std::get<0>(run_ended) == errc::session_invalidated);
         CHECK(s.loss_reason() == errc::session_invalidated);
         co_await mutex.async_destroy();
@@ -154,22 +157,26 @@ TEST_CASE_METHOD(recipes_fixture,
                  "a session bound to a critical or missing check is refused naming the check",
                  "[session][health][errors]") {
     const std::string id = fresh_check_id();
+    const std::string name = "web";
     auto body = [&]() -> asio::awaitable<void> {
         // Registered without a status: critical.
         co_await consul.async_agent_check_register(
-            agent_check_options{}.with_id(id).with_name("web").with_ttl(1h));
+            agent_check_options{}.with_id(id).with_name(name).with_ttl(1h));
         // The servers may not know it yet ("Missing check"), or know it critical: both
         // name it.
-        auto [ec, what] = co_await create_failure(consul, quick().with_node_checks({id}));
+        const auto bound = quick().with_node_checks(std::vector<std::string>{id});
+        auto [ec, what] = co_await create_failure(consul, bound);
         CHECK(ec == errc::check_critical);
         CHECK_THAT(what, contains_text(id));
         const std::string never = fresh_check_id();
-        std::tie(ec, what) = co_await create_failure(consul, quick().with_node_checks({never}));
+        const auto unknown = quick().with_node_checks(std::vector<std::string>{never});
+        std::tie(ec, what) = co_await create_failure(consul, unknown);
         CHECK(ec == errc::check_critical);
         CHECK_THAT(what, contains_text("Missing check '" + never + "' registration"));
         // With a check of the library's own as well: that one is deregistered again.
-        std::tie(ec, what) = co_await create_failure(
-            consul, quick().with_health_ttl(5s).with_service_checks({service_check{never, {}}}));
+        const std::vector<service_check> missing{service_check{never, {}}};
+        const auto both = quick().with_health_ttl(5s).with_service_checks(missing);
+        std::tie(ec, what) = co_await create_failure(consul, both);
         CHECK(ec == errc::check_critical);
         CHECK_THAT(what, contains_text(never));
         co_await consul.async_agent_check_deregister(id);
@@ -211,10 +218,16 @@ TEST_CASE_METHOD(recipes_fixture,
     auto body = [&]() -> asio::awaitable<void> {
         auto s = co_await session::async_create(consul, quick(20s).with_health_ttl(3s));
         // Several check TTLs, and no renewal due: only the passes keep the session.
-        auto r = co_await (s.async_run(awaitable_tuple) || sleep(8s));
+        bool alive = false;
+        auto observe = [&]() -> asio::awaitable<void> {
+            co_await sleep(8s);
+            auto info = co_await consul.async_session_info(s.id());
+            alive = info.session.has_value();
+        };
+        auto r = co_await (s.async_run(awaitable_tuple) || observe());
         CHECK(r.index() == 1);
-        auto info = co_await consul.async_session_info(s.id());
-        CHECK(info.session);
+        CHECK(alive);
+        CHECK(s.loss_reason() == errc::session_invalidated); // (the cancelled run ended it)
         co_await s.async_destroy();
     };
     run(ioc, body());

@@ -16,6 +16,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <utility>
+#include <variant>
 
 namespace conclave {
 
@@ -207,6 +208,26 @@ asio::awaitable<error_code> renew_loop(std::shared_ptr<session_state> s) {
         }
 }
 
+// The renewals and the check's passes, each ending with an error code rather than an
+// exception: `||` waits for the first *success*, and one loop's exception (a cancellation,
+// an abandoned session) must end both.
+asio::awaitable<error_code> renewals_as_value(std::shared_ptr<session_state> s) {
+    try {
+        co_return co_await renew_loop(s);
+    } catch (const boost::system::system_error& e) {
+        co_return e.code();
+    }
+}
+
+asio::awaitable<error_code> passes_as_value(std::shared_ptr<session_state> s) {
+    try {
+        co_await detail::keep_check_passing(s);
+        co_return s->destroyed ? error_code{} : s->lost;
+    } catch (const boost::system::system_error& e) {
+        co_return e.code();
+    }
+}
+
 asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     if (s->running)
         co_return make_error_code(errc::invalid_argument); // one renew loop per session
@@ -222,11 +243,11 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
         if (s->check_id.empty()) {
             ended = co_await renew_loop(s);
         } else {
-            // The check is passed beside the renewals, on its own (shorter) schedule; it
-            // returns only once the session is lost.
-            auto first = co_await (renew_loop(s) || detail::keep_check_passing(s));
-            ended = first.index() == 0 ? std::get<0>(first)
-                                       : (s->destroyed ? error_code{} : s->lost);
+            // The check is passed beside the renewals, on its own (shorter) schedule.
+            auto first = co_await (renewals_as_value(s) || passes_as_value(s));
+            ended = std::visit([](error_code ec) { return ec; }, first);
+            if (ended == asio::error::operation_aborted)
+                throw boost::system::system_error(ended);
         }
     } catch (const boost::system::system_error& e) {
         if (e.code() != asio::error::operation_aborted)
