@@ -166,6 +166,7 @@ TEST_CASE_METHOD(recipes_fixture,
         // name it.
         const auto bound = quick().with_node_checks(std::vector<std::string>{id});
         auto [ec, what] = co_await create_failure(consul, bound);
+        CAPTURE(what);
         CHECK(ec == errc::check_critical);
         CHECK_THAT(what, contains_text(id));
         const std::string never = fresh_check_id();

@@ -263,6 +263,12 @@ TEST_CASE("endpoint session_create: a check critical or missing is check_critica
               .first == errc::check_critical);
     CHECK(decoded(endpoint::session_create{{}}, reply(500, "Missing node registration")).first ==
           errc::server_error);
+    // Through a server that forwards to the leader.
+    CHECK(endpoint::refused_check("rpc error making call: Check 'a b' is in critical state") ==
+          "a b");
+    CHECK(endpoint::refused_check("Missing check 'x' registration") == "x");
+    CHECK_FALSE(endpoint::refused_check("Check '' is in critical state"));
+    CHECK_FALSE(endpoint::refused_check("Check 'x' is fine"));
     auto o = session_options{}.with_service_checks({service_check{"web", ""}});
     auto [ec, call] = built(endpoint::session_create{o});
     REQUIRE_FALSE(ec);

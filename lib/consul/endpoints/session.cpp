@@ -72,15 +72,24 @@ std::pair<error_code, session_list_result> decode_list(const api_call& call,
     return {error_code{}, std::move(r)};
 }
 
-// Consul's refusals of a session bound to a check that is critical or not registered
-// (agent/consul/state/session.go): a final answer, unlike most 500s.
-bool refused_for_a_check(std::string_view body) {
-    const bool critical = body.starts_with("Check '") && body.ends_with("' is in critical state");
-    const bool missing = body.starts_with("Missing check '") && body.ends_with("' registration");
-    return critical || missing;
-}
-
 } // namespace
+
+std::optional<std::string> refused_check(std::string_view body) {
+    // A server that is not the leader forwards the create and prefixes the leader's error.
+    static constexpr std::string_view forwarded = "rpc error making call: ";
+    while (body.starts_with(forwarded))
+        body.remove_prefix(forwarded.size());
+    const auto between = [&](std::string_view head,
+                             std::string_view tail) -> std::optional<std::string> {
+        if (body.size() <= head.size() + tail.size() || !body.starts_with(head) ||
+            !body.ends_with(tail))
+            return std::nullopt;
+        return std::string(body.substr(head.size(), body.size() - head.size() - tail.size()));
+    };
+    if (auto id = between("Check '", "' is in critical state"))
+        return id;
+    return between("Missing check '", "' registration");
+}
 
 std::string session_create_body(const session_options& o) {
     json::object body;
@@ -125,7 +134,7 @@ std::pair<error_code, std::string> session_create::decode(const api_call& call,
                                                           api_reply& reply) const {
     if (reply.status != 200) {
         const auto ec = status_error(call, reply);
-        if (reply.status == 500 && refused_for_a_check(reply.body))
+        if (reply.status == 500 && refused_check(reply.body))
             return {make_error_code(errc::check_critical), {}};
         return {ec, {}};
     }

@@ -57,12 +57,13 @@ create_bound(client consul, session_options o, const session_config& cfg,
     diagnostics local;
     o.diag = &local;
     const auto until = clock::now() + consul.config().request_timeout;
-    const std::string not_yet = "Missing check '" + check_id + "' registration";
     auto backoff = std::chrono::milliseconds(10);
     for (;;) {
         auto [ec, id] = co_await detail::call(consul, detail::endpoint::session_create{o});
+        // (Our own check cannot be critical yet: only missing.)
         const bool retry = ec == errc::check_critical && !check_id.empty() &&
-                           local.server_message == not_yet && clock::now() < until;
+                           detail::endpoint::refused_check(local.server_message) == check_id &&
+                           clock::now() < until;
         if (!retry) {
             if (diag)
                 *diag = std::move(local);
