@@ -125,16 +125,11 @@ std::vector<handover> crashes(harness& h, client c, const std::vector<std::strin
     std::vector<handover> runs(h.opt.repeat);
     for (auto& x : runs) {
         const std::string key = h.fresh_prefix("failover") + "/lock";
-        std::vector<std::string> args{h.self_exe(),
-                                      "_holder",
-                                      "--address",
-                                      h.target.address(),
-                                      "--key",
-                                      key,
-                                      "--ttl-ms",
-                                      std::to_string(h.opt.ttl_ms),
-                                      "--lock-delay-ms",
-                                      std::to_string(h.opt.lock_delay_ms)};
+        std::vector<std::string> args{h.self_exe(),      "_holder",
+                                      "--address",       h.target.address(),
+                                      "--key",           key,
+                                      "--ttl-ms",        std::to_string(h.opt.ttl_ms),
+                                      "--lock-delay-ms", std::to_string(h.opt.lock_delay_ms)};
         args.insert(args.end(), extra.begin(), extra.end());
         child_process holder(piped(args));
         std::string line;
@@ -176,16 +171,14 @@ void scenario_failover(harness& h) {
     client c{h.ioc.get_executor(), h.target.make_config(h.pool_size(8))};
 
     std::int64_t cpu0 = process_cpu_time().count();
-    const auto ttl_only =
-        crashes(h, c, {}, double(2 * h.opt.ttl_ms + h.opt.lock_delay_ms) / 1e3);
+    const auto ttl_only = crashes(h, c, {}, double(2 * h.opt.ttl_ms + h.opt.lock_delay_ms) / 1e3);
     add_crash(h, "crash", ttl_only, process_cpu_time().count() - cpu0,
               double(2 * h.opt.ttl_ms + h.opt.lock_delay_ms) + base.mean_us / 1000.0 + 10.0,
               "kill -> acquire <= 2 x TTL + lock-delay + rtt + 10 ms");
 
     cpu0 = process_cpu_time().count();
-    const auto bound =
-        crashes(h, c, {"--health-ttl-ms", std::to_string(h.opt.health_ttl_ms)},
-                double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) / 1e3);
+    const auto bound = crashes(h, c, {"--health-ttl-ms", std::to_string(h.opt.health_ttl_ms)},
+                               double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) / 1e3);
     add_crash(h, "crash-health", bound, process_cpu_time().count() - cpu0,
               double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) + base.mean_us / 1000.0 + 100.0,
               "kill -> acquire <= health TTL + lock-delay + rtt + 100 ms");

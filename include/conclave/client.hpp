@@ -196,8 +196,7 @@ public:
     /// `PUT /v1/agent/check/deregister/<id>`: sessions bound to the check are invalidated.
     /// Idempotent: a check the agent does not have also succeeds.
     template <class Token = default_token_t>
-    auto async_agent_check_deregister(std::string id, write_options opts = {},
-                                      Token&& token = {}) {
+    auto async_agent_check_deregister(std::string id, write_options opts = {}, Token&& token = {}) {
         return initiate<bool>(&client::agent_check_deregister_impl, token, std::move(id),
                               std::move(opts));
     }

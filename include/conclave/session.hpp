@@ -67,9 +67,7 @@ struct session_config : detail::options_base<session_config> {
         return set(service_checks, std::move(v));
     }
     session_config& with_health_ttl(std::chrono::milliseconds v) { return set(health_ttl, v); }
-    session_config& with_health_service(std::string v) {
-        return set(health_service, std::move(v));
-    }
+    session_config& with_health_service(std::string v) { return set(health_service, std::move(v)); }
     session_config& with_destroy_timeout(std::chrono::milliseconds v) {
         return set(destroy_timeout, v);
     }

@@ -57,8 +57,9 @@ TEST_CASE("agent check register refuses what Consul refuses, in its words", "[ag
             {R"({"Name":"z","TTL":"1s","Status":"bogus"})", {400, "Bad check status"}},
             {R"({"Name":"z","TTL":"1s","ServiceID":"nosvc"})",
              {500, "ServiceID \"nosvc\" does not exist"}},
-            {"notjson", {400, "Request decode failed: invalid character 'o' in literal null "
-                              "(expecting 'u')"}},
+            {"notjson",
+             {400, "Request decode failed: invalid character 'o' in literal null "
+                   "(expecting 'u')"}},
             {"", {400, "Request decode failed: EOF"}},
         };
         for (const auto& [body, want] : cases) {
@@ -88,14 +89,16 @@ TEST_CASE("agent TTL checks: pass, warn, fail, update, expiry and deregistration
         co_await http(port, "PUT", "/v1/agent/check/pass/n3?note=ok%20now");
         const auto c2 = co_await agent_check(port, "n3");
         CHECK(c2 == check_state{"passing", "ok now"});
-        co_await http(port, "PUT", "/v1/agent/check/update/n3", R"({"Status":"warning","Output":"o"})");
+        co_await http(port, "PUT", "/v1/agent/check/update/n3",
+                      R"({"Status":"warning","Output":"o"})");
         const auto c3 = co_await agent_check(port, "n3");
         CHECK(c3 == check_state{"warning", "o"});
         r = co_await http(port, "PUT", "/v1/agent/check/update/n3", R"({"Status":"bad"})");
         CHECK(r.status == 400);
         CHECK(r.body == "Invalid check status: 'bad'");
         // Registered again without a status: the status and output stay.
-        co_await http(port, "PUT", "/v1/agent/check/register", R"({"ID":"n3","Name":"n3","TTL":"30s"})");
+        co_await http(port, "PUT", "/v1/agent/check/register",
+                      R"({"ID":"n3","Name":"n3","TTL":"30s"})");
         const auto c4 = co_await agent_check(port, "n3");
         CHECK(c4 == check_state{"warning", "o"});
         r = co_await http(port, "PUT", "/v1/agent/check/pass/nope");
@@ -168,8 +171,8 @@ TEST_CASE("sessions bound to agent checks: refused while critical, invalidated w
             const http_reply now = co_await http(port, "GET", "/v1/session/info/" + s4);
             alive = now.body != "[]\n";
             if (alive) {
-                const std::string target = "/v1/session/info/" + s4 +
-                                           "?index=" + std::to_string(now.index()) + "&wait=5s";
+                const std::string target =
+                    "/v1/session/info/" + s4 + "?index=" + std::to_string(now.index()) + "&wait=5s";
                 co_await http(port, "GET", target);
             }
         }

@@ -58,8 +58,7 @@ asio::awaitable<session> create_once_synced(recipes_fixture& f, session_config c
 }
 
 // The text a failed create throws.
-asio::awaitable<std::pair<error_code, std::string>> create_failure(client& c,
-                                                                   session_config cfg) {
+asio::awaitable<std::pair<error_code, std::string>> create_failure(client& c, session_config cfg) {
     try {
         auto s = co_await session::async_create(c, std::move(cfg));
         co_await s.async_destroy();
@@ -123,11 +122,9 @@ TEST_CASE_METHOD(recipes_fixture,
     const std::string id = fresh_check_id();
     const std::string name = "web";
     auto body = [&]() -> asio::awaitable<void> {
-        co_await consul.async_agent_check_register(agent_check_options{}
-                                                       .with_id(id)
-                                                       .with_name(name)
-                                                       .with_ttl(1h)
-                                                       .with_status(check_status::passing));
+        co_await consul.async_agent_check_register(
+            agent_check_options{}.with_id(id).with_name(name).with_ttl(1h).with_status(
+                check_status::passing));
         // Consul 1.8 takes a check of the node in either list.
         const std::vector<service_check> checks{service_check{id, {}}};
         const auto cfg = quick().with_service_checks(checks);

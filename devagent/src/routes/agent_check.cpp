@@ -56,9 +56,9 @@ void read_ttl(const gojson::value& body, std::chrono::nanoseconds& ttl, std::str
 
 // Any of the fields that make a check of another type than TTL.
 bool probe_check(const gojson::value& body) {
-    static constexpr std::string_view probes[] = {
-        "HTTP", "TCP", "GRPC", "ScriptArgs", "Args", "DockerContainerID", "AliasNode",
-        "AliasService", "Interval"};
+    static constexpr std::string_view probes[] = {"HTTP",       "TCP",          "GRPC",
+                                                  "ScriptArgs", "Args",         "DockerContainerID",
+                                                  "AliasNode",  "AliasService", "Interval"};
     for (const auto p : probes)
         if (const gojson::value* f = gojson::find_field(body, p); f && !f->is_null())
             return true;

@@ -44,8 +44,7 @@ struct agent_check_deregister {
 /// PUT /v1/agent/check/{pass,warn,fail}/<id>[?note=]: sets a TTL check's status (and its
 /// output to the note), restarting its TTL.
 struct agent_check_update {
-    agent_check_update(std::string id, check_status status, std::string note,
-                       write_options options)
+    agent_check_update(std::string id, check_status status, std::string note, write_options options)
         : id(std::move(id))
         , status(status)
         , note(std::move(note))

@@ -46,9 +46,9 @@ asio::awaitable<error_code> pass_health_check(client consul, const std::string& 
 asio::awaitable<void> deregister_health_check(client consul, std::string id,
                                               std::chrono::milliseconds timeout) {
     diagnostics diag;
-    auto [ec, ok] = co_await call(
-        consul, endpoint::agent_check_deregister{
-                    id, write_options{}.with_timeout(timeout).with_diag(&diag)});
+    auto [ec, ok] =
+        co_await call(consul, endpoint::agent_check_deregister{
+                                  id, write_options{}.with_timeout(timeout).with_diag(&diag)});
     (void)ok;
     if (ec)
         log_line(log_of(consul), log_level::warning, "health check ", id,

@@ -166,47 +166,46 @@ asio::awaitable<void> report_when_late(std::shared_ptr<session_state> s) {
 
 // Renews the session until it is lost; throws operation_aborted when cancelled or abandoned.
 asio::awaitable<error_code> renew_loop(std::shared_ptr<session_state> s) {
-        for (;;) {
-            if (s->abandoned)
-                throw boost::system::system_error(asio::error::operation_aborted);
-            const auto now = clock::now();
-            if (s->check(now))
-                co_return s->destroyed ? error_code{} : s->lost;
-            if (now < s->policy.next_renew()) {
-                co_await s->changed.wait(s->policy.next_renew());
-                continue;
-            }
-            const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
-            auto renewal = detail::call(
-                s->consul, detail::endpoint::session_renew{s->id, write_options{}}, now + budget);
-            auto raced = co_await (std::move(renewal) || report_when_late(s));
-            auto [ec, entry] = std::get<0>(std::move(raced));
-            // Stopped during the renewal: neither a failed renewal nor jeopardy.
-            const auto cs = co_await asio::this_coro::cancellation_state;
-            if (cs.cancelled() != asio::cancellation_type::none)
-                throw boost::system::system_error(asio::error::operation_aborted);
-            detail::report_renewal(s->consul, s->id, ec, clock::now() - now);
-            if (s->lost)
-                continue;
-            if (!ec) {
-                s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
-                if (!s->policy.in_jeopardy(clock::now()) && std::exchange(s->in_jeopardy, false))
-                    detail::report_health(s->consul, hold_kind::session, s->id, hold_health::held,
-                                          {});
-                s->changed.notify_all(); // the deadline moved
-            } else if (ec == errc::session_invalidated) {
-                s->gone_on_server = true;
-                s->mark_lost(ec, s->destroying); // (our own destroy may have answered first)
-            } else {
-                // Anything else (network, 5xx, timeout, even 403) may heal before the
-                // deadline: keep trying until then.
-                s->policy.on_transient_failure(clock::now());
-                if (!std::exchange(s->in_jeopardy, true))
-                    detail::report_health(s->consul, hold_kind::session, s->id,
-                                          hold_health::jeopardy, ec);
-                s->changed.notify_all(); // in jeopardy (see hold_health)
-            }
+    for (;;) {
+        if (s->abandoned)
+            throw boost::system::system_error(asio::error::operation_aborted);
+        const auto now = clock::now();
+        if (s->check(now))
+            co_return s->destroyed ? error_code{} : s->lost;
+        if (now < s->policy.next_renew()) {
+            co_await s->changed.wait(s->policy.next_renew());
+            continue;
         }
+        const auto budget = s->policy.request_budget(now, s->consul.config().request_timeout);
+        auto renewal = detail::call(
+            s->consul, detail::endpoint::session_renew{s->id, write_options{}}, now + budget);
+        auto raced = co_await (std::move(renewal) || report_when_late(s));
+        auto [ec, entry] = std::get<0>(std::move(raced));
+        // Stopped during the renewal: neither a failed renewal nor jeopardy.
+        const auto cs = co_await asio::this_coro::cancellation_state;
+        if (cs.cancelled() != asio::cancellation_type::none)
+            throw boost::system::system_error(asio::error::operation_aborted);
+        detail::report_renewal(s->consul, s->id, ec, clock::now() - now);
+        if (s->lost)
+            continue;
+        if (!ec) {
+            s->policy.on_success(now, std::chrono::duration_cast<clock::duration>(entry.ttl));
+            if (!s->policy.in_jeopardy(clock::now()) && std::exchange(s->in_jeopardy, false))
+                detail::report_health(s->consul, hold_kind::session, s->id, hold_health::held, {});
+            s->changed.notify_all(); // the deadline moved
+        } else if (ec == errc::session_invalidated) {
+            s->gone_on_server = true;
+            s->mark_lost(ec, s->destroying); // (our own destroy may have answered first)
+        } else {
+            // Anything else (network, 5xx, timeout, even 403) may heal before the
+            // deadline: keep trying until then.
+            s->policy.on_transient_failure(clock::now());
+            if (!std::exchange(s->in_jeopardy, true))
+                detail::report_health(s->consul, hold_kind::session, s->id, hold_health::jeopardy,
+                                      ec);
+            s->changed.notify_all(); // in jeopardy (see hold_health)
+        }
+    }
 }
 
 // The renewals and the check's passes, each ending with an error code rather than an
