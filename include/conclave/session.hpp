@@ -49,8 +49,6 @@ struct session_config : detail::options_base<session_config> {
     /// invalidates the session about `health_ttl` later, instead of the 2 x `ttl` a silent
     /// holder takes otherwise. The check is deregistered when the session ends. 0: none.
     std::chrono::milliseconds health_ttl{0};
-    /// The agent service the health_ttl check belongs to (empty: a node check of the agent).
-    std::string health_service;
     /// Bound on the destroy sent when the session is closed or its run is cancelled; a
     /// cancelled run also waits up to this long before it, for the session's grants to be
     /// released (see session::async_run).
@@ -67,7 +65,6 @@ struct session_config : detail::options_base<session_config> {
         return set(service_checks, std::move(v));
     }
     session_config& with_health_ttl(std::chrono::milliseconds v) { return set(health_ttl, v); }
-    session_config& with_health_service(std::string v) { return set(health_service, std::move(v)); }
     session_config& with_destroy_timeout(std::chrono::milliseconds v) {
         return set(destroy_timeout, v);
     }

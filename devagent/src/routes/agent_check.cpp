@@ -65,24 +65,6 @@ bool probe_check(const gojson::value& body) {
     return false;
 }
 
-json::object check_json(const check_rec& c) {
-    json::object o;
-    o["Node"] = c.node;
-    o["CheckID"] = c.id;
-    o["Name"] = c.name;
-    o["Status"] = c.status;
-    o["Notes"] = c.notes;
-    o["Output"] = c.output;
-    o["ServiceID"] = c.service_id;
-    o["ServiceName"] = c.service_name;
-    o["ServiceTags"] = json::array{};
-    o["Type"] = "ttl";
-    o["Definition"] = json::object{};
-    o["CreateIndex"] = 0;
-    o["ModifyIndex"] = 0;
-    return o;
-}
-
 http_response empty_ok() {
     return text_response(200, {});
 }
@@ -182,7 +164,7 @@ http_response agent_check_update(agent_impl& a, const http_request& req) {
 http_response agent_checks(agent_impl& a, const http_request&) {
     json::object out;
     for (const auto& [id, c] : a.agent_checks)
-        out[id] = check_json(c.rec);
+        out[id] = check_json(c.rec, "ttl", false); // (the agent's view has no indexes)
     return json_response(out);
 }
 

@@ -43,6 +43,9 @@ http_response no_path_to_dc();
 /// The path remainder after a route prefix (a view into req.path).
 std::string_view path_rest(const http_request& req, std::string_view prefix);
 
+/// A health check as Consul 1.8 serialises structs.HealthCheck: the catalog's with its
+/// indexes, the agent's own view (GET /v1/agent/checks) with zeros and its Type.
+boost::json::object check_json(const check_rec& c, std::string_view type, bool with_indexes);
 /// A session as Consul 1.8 serialises structs.Session.
 boost::json::object session_json(const session_rec& s);
 /// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the

@@ -24,7 +24,6 @@ asio::awaitable<error_code> register_health_check(client consul, const session_c
     auto opts = agent_check_options{}
                     .with_id(id)
                     .with_name("conclave session " + cfg.name)
-                    .with_service_id(cfg.health_service)
                     .with_ttl(cfg.health_ttl)
                     .with_status(check_status::passing)
                     .with_notes("kept passing by the conclave session that is bound to it")

@@ -17,8 +17,8 @@ namespace conclave::detail {
 /// A new check ID: "conclave-session-" and 16 random hex digits.
 std::string new_health_check_id();
 
-/// Registers `id` as a passing TTL check of `cfg.health_ttl` (under cfg.health_service, if
-/// any) on the client's agent.
+/// Registers `id` as a passing TTL check of `cfg.health_ttl`, a node check of the client's
+/// agent.
 asio::awaitable<error_code> register_health_check(client consul, const session_config& cfg,
                                                   const std::string& id, diagnostics* diag);
 

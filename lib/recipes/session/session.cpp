@@ -106,12 +106,7 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
         check_id = detail::new_health_check_id();
         if (auto ec = co_await detail::register_health_check(consul, cfg, check_id, diag))
             co_return result{ec, session{}};
-        // A check of a service is one of its service checks; a check of the agent's node,
-        // a node check. (Consul 1.8 accepts either list for either.)
-        if (cfg.health_service.empty())
-            o.node_checks->push_back(check_id);
-        else
-            o.service_checks.push_back(service_check{check_id, {}});
+        o.node_checks->push_back(check_id); // a check of the agent's node
     }
     auto [ec, id] = co_await create_bound(consul, o, cfg, check_id, passed_at, diag);
     if (ec) {
