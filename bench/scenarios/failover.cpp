@@ -6,7 +6,8 @@
 //   crash-health  the same, with the holder's session bound to a TTL check it passes
 //           (session_config::health_ttl): the agent turns the check critical health TTL
 //           after the last pass, which invalidates the session. Bound: health TTL +
-//           lock-delay + one rtt + 100 ms (the agent's sync of the check to the servers).
+//           lock-delay + one rtt + 200 ms (the agent's sync of the check to the servers,
+//           and the waiter's retries through the lock-delay, 25 ms doubling).
 //   resign  the holder (another client in this process, as another service would be)
 //           watches its lease while it holds it, as a holder does, then releases: release
 //           call -> the waiter's acquire ack. Bound: 3 round trips, against the median of
@@ -180,8 +181,8 @@ void scenario_failover(harness& h) {
     const auto bound = crashes(h, c, {"--health-ttl-ms", std::to_string(h.opt.health_ttl_ms)},
                                double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) / 1e3);
     add_crash(h, "crash-health", bound, process_cpu_time().count() - cpu0,
-              double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) + base.mean_us / 1000.0 + 100.0,
-              "kill -> acquire <= health TTL + lock-delay + rtt + 100 ms");
+              double(h.opt.health_ttl_ms + h.opt.lock_delay_ms) + base.mean_us / 1000.0 + 200.0,
+              "kill -> acquire <= health TTL + lock-delay + rtt + 200 ms");
 
     client other{h.ioc.get_executor(), h.target.make_config(h.pool_size(8))};
     std::vector<handover> resigns(h.opt.repeat);
