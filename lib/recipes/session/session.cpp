@@ -88,7 +88,7 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     if (cfg.ttl <= std::chrono::milliseconds::zero() ||
         cfg.health_ttl < std::chrono::milliseconds::zero()) {
         if (diag)
-            diag->client_message = "a session's TTL and health TTL must be positive";
+            diag->client_message = "a session's TTL must be positive, its health TTL not negative";
         co_return result{make_error_code(errc::invalid_argument), session{}};
     }
     session_options o;
@@ -102,15 +102,22 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     const auto start = clock::now();
     std::string check_id;
     auto passed_at = start;
-    if (cfg.health_ttl.count() > 0) {
-        check_id = detail::new_health_check_id();
-        if (auto ec = co_await detail::register_health_check(consul, cfg, check_id, diag))
-            co_return result{ec, session{}};
-        o.node_checks->push_back(check_id); // a check of the agent's node
+    std::pair<error_code, std::string> created;
+    try {
+        if (cfg.health_ttl.count() > 0) {
+            check_id = detail::new_health_check_id();
+            created.first = co_await detail::register_health_check(consul, cfg, check_id, diag);
+            o.node_checks->push_back(check_id); // a check of the agent's node
+        }
+        if (!created.first)
+            created = co_await create_bound(consul, o, cfg, check_id, passed_at, diag);
+    } catch (const boost::system::system_error& e) {
+        created.first = e.code(); // cancelled
     }
-    auto [ec, id] = co_await create_bound(consul, o, cfg, check_id, passed_at, diag);
+    auto& [ec, id] = created;
     if (ec) {
-        // In the background: a cancelled create must not leave the check behind either.
+        // In the background, and also after a failed registration (its request may have
+        // reached the agent): a failed or cancelled create leaves no check behind.
         if (!check_id.empty())
             asio::co_spawn(consul.get_executor(),
                            detail::deregister_health_check(consul, check_id, cfg.destroy_timeout),
