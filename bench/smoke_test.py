@@ -105,6 +105,11 @@ def main():
             sys.exit("%s: nothing measured" % which)
     if proc.returncode != 0:
         sys.exit("conclave-bench exited with %d" % proc.returncode)
+    if scenario == "failover":
+        seen = {r.get("variant") for r in records}
+        for variant in ("crash", "crash-health", "resign"):
+            if variant not in seen and not skipped:
+                sys.exit("failover: no %s record" % variant)
     if scenario == "multilock":
         seen = {r.get("variant") for r in records}
         for variant in ("multi_lock", "locks-in-order"):

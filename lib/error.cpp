@@ -56,6 +56,8 @@ public:
             return "client closed";
         case errc::task_failed:
             return "the task run by the recipe ended with an exception";
+        case errc::check_critical:
+            return "a health check the session is bound to is critical or not registered";
         }
         return "unknown conclave error";
     }

@@ -63,6 +63,8 @@ Options:
   --repeat R            failover, handover: measurements of each kind (default 3)
   --ttl-ms MS           failover: session TTL (default 1000)
   --lock-delay-ms MS    failover: session lock-delay (default 250)
+  --health-ttl-ms MS    failover: TTL of the check the crash-health holder's session is
+                        bound to (default 250)
   --no-monitor          cycle: do not watch the lease while holding it
   --fair                locks and semaphores in fair mode (FIFO across processes)
   --local-turn N        without --fair: grants in a row a process may take (0: no turns;
@@ -162,6 +164,8 @@ options parse_options(int argc, char** argv) {
             o.ttl_ms = static_cast<long>(positive(a, value()));
         else if (a == "--lock-delay-ms")
             o.lock_delay_ms = static_cast<long>(positive(a, value(), true));
+        else if (a == "--health-ttl-ms")
+            o.health_ttl_ms = static_cast<long>(positive(a, value()));
         else if (a == "--no-monitor")
             o.monitor = false;
         else if (a == "--fair")

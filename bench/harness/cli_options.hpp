@@ -29,6 +29,7 @@ struct options {
     long hold_us = 0;                      ///< time a holder keeps the lock
     long ttl_ms = 1000;                    ///< failover: session TTL
     long lock_delay_ms = 250;              ///< failover: session lock-delay
+    long health_ttl_ms = 250;              ///< failover: the crash-health holder's check TTL
     bool monitor = true;                   ///< cycle: watch the lease while held
     bool fair = false;                     ///< lock fair mode (when the library has one)
     std::optional<unsigned> local_turn;    ///< lock_options::local_turn (else the default)

@@ -4,7 +4,8 @@
 //                    grants and its CPU time over the measured window as JSON lines
 //   _holder          takes a lock, says so, and keeps its session alive until it is killed
 //                    (the failover scenario's crash: SIGKILL stops renewals and drops its
-//                    connections at once, as a crashed host would)
+//                    connections at once, as a crashed host would); with --health-ttl-ms,
+//                    its session is bound to a TTL check it passes (crash-health)
 #include "harness/scenarios.hpp"
 
 #include <conclave/session.hpp>
@@ -79,8 +80,9 @@ asio::awaitable<void> hold_forever(client c, std::string key, session_config cfg
     auto [aec, lease] = co_await l.async_acquire(s, use_tuple);
     if (aec)
         throw boost::system::system_error(aec, "holder: acquire");
-    std::printf("{\"acquired\":%lld,\"session\":\"%s\"}\n", static_cast<long long>(monotonic_ns()),
-                s.id().c_str());
+    std::printf("{\"acquired\":%lld,\"session\":\"%s\",\"check\":\"%s\"}\n",
+                static_cast<long long>(monotonic_ns()), s.id().c_str(),
+                s.health_check_id().c_str());
     std::fflush(stdout);
     co_await lease.async_wait_lost(use_tuple); // until killed
 }
@@ -93,7 +95,8 @@ int holder(const std::map<std::string, std::string>& f) {
     session_config scfg;
     scfg.with_name("bench-holder")
         .with_ttl(std::chrono::milliseconds(num(f, "ttl-ms")))
-        .with_lock_delay(std::chrono::milliseconds(num(f, "lock-delay-ms")));
+        .with_lock_delay(std::chrono::milliseconds(num(f, "lock-delay-ms")))
+        .with_health_ttl(std::chrono::milliseconds(num(f, "health-ttl-ms")));
     try {
         run_sync(ioc, hold_forever(c, f.at("key"), scfg));
     } catch (const std::exception& e) {

@@ -60,6 +60,7 @@ void agent_impl::stop() {
     for (auto& [id, t] : ttl_timers_)
         t.timer->cancel();
     ttl_timers_.clear();
+    clear_checks();
 }
 
 std::uint16_t agent_impl::port() const {
@@ -125,6 +126,7 @@ void agent_impl::reset_state() {
     for (auto& [id, t] : ttl_timers_)
         t.timer->cancel();
     ttl_timers_.clear();
+    clear_checks();
     state.reset();
     hub.wake_all(true);
 }

@@ -15,6 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -70,7 +71,31 @@ public:
     /// The injection matching this path, consumed; nullptr when none applies.
     const injection* take_injection(std::string_view path);
 
+    // ---- the agent's own TTL checks (agent_checks.cpp) ------------------------------------
+    /// A check registered through /v1/agent/check/register: the agent's view of it, which
+    /// the agent copies to the catalog when its status changes (Consul's anti-entropy sync;
+    /// a change of output alone waits there, up to check_update_interval, and is not copied
+    /// here), and the TTL after which it turns critical unless updated.
+    struct agent_check {
+        check_rec rec;
+        std::chrono::nanoseconds ttl{0};
+        std::unique_ptr<boost::asio::steady_timer> timer;
+    };
+    std::map<std::string, agent_check> agent_checks;
+    /// Adds or replaces a TTL check (its status and output kept when `c.status` is empty
+    /// and it existed) and copies it to the catalog. Error text, empty on success.
+    std::string register_check(check_rec c, std::chrono::nanoseconds ttl);
+    /// Sets a TTL check's status and output and (unless it is the TTL running out) restarts
+    /// its TTL. False when there is no such check.
+    bool update_check(const std::string& id, std::string status, std::string output,
+                      bool restart_ttl = true);
+    /// Removes a check from the agent and the catalog (invalidating its sessions).
+    void deregister_check(const std::string& id);
+
 private:
+    void arm_check_timer(const std::string& id);
+    void clear_checks();
+
     struct ttl_timer {
         std::unique_ptr<boost::asio::steady_timer> timer;
         std::uint64_t generation = 0;

@@ -183,6 +183,34 @@ public:
         return initiate<agent_info>(&client::agent_self_impl, token, std::move(opts));
     }
 
+    // ---- agent TTL checks -------------------------------------------------------------
+
+    /// `PUT /v1/agent/check/register`: a TTL check on the agent the client talks to. The
+    /// agent tells the servers soon after (a session created at once may not find it yet:
+    /// Consul then answers errc::check_critical, "Missing check ... registration").
+    template <class Token = default_token_t>
+    auto async_agent_check_register(agent_check_options opts, Token&& token = {}) {
+        return initiate<bool>(&client::agent_check_register_impl, token, std::move(opts));
+    }
+
+    /// `PUT /v1/agent/check/deregister/<id>`: sessions bound to the check are invalidated.
+    /// Idempotent: a check the agent does not have also succeeds.
+    template <class Token = default_token_t>
+    auto async_agent_check_deregister(std::string id, write_options opts = {}, Token&& token = {}) {
+        return initiate<bool>(&client::agent_check_deregister_impl, token, std::move(id),
+                              std::move(opts));
+    }
+
+    /// `PUT /v1/agent/check/{pass,warn,fail}/<id>[?note=]`: sets a TTL check's status and
+    /// output (the note), and restarts its TTL. Critical invalidates the sessions bound to the
+    /// check. A check that is not a TTL check of this agent fails (errc::server_error).
+    template <class Token = default_token_t>
+    auto async_agent_check_update(std::string id, check_status status, std::string note = {},
+                                  write_options opts = {}, Token&& token = {}) {
+        return initiate<bool>(&client::agent_check_update_impl, token, std::move(id), status,
+                              std::move(note), std::move(opts));
+    }
+
 private:
     friend struct detail::client_access;
 
@@ -223,6 +251,10 @@ private:
     void txn_impl(std::vector<txn_op>, txn_options, handler<txn_result>);
     void status_leader_impl(write_options, handler<std::string>);
     void agent_self_impl(write_options, handler<agent_info>);
+    void agent_check_register_impl(agent_check_options, handler<bool>);
+    void agent_check_deregister_impl(std::string, write_options, handler<bool>);
+    void agent_check_update_impl(std::string, check_status, std::string, write_options,
+                                 handler<bool>);
 
     std::shared_ptr<detail::client_impl> impl_;
 };

@@ -43,6 +43,9 @@ enum class errc {
     /// The session's TTL ran out before a renewal reached Consul (Consul down, slow or
     /// unreachable): Consul may still know it for a while, but cannot be relied on to.
     session_expired,
+    /// A health check a session was to be bound to is critical, or not registered on the
+    /// session's node: Consul refuses to create the session (its text names the check).
+    check_critical,
 };
 
 /// The category of errc codes (named "conclave"): turns them into messages.

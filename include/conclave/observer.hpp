@@ -16,7 +16,8 @@ namespace conclave {
 struct request_event {
     /// Which API: "kv_get", "kv_list", "kv_keys", "kv_put", "kv_delete", "txn",
     /// "session_create", "session_renew", "session_destroy", "session_info", "session_list",
-    /// "session_node", "status_leader", "agent_self" (a fixed set: fit for a metric label).
+    /// "session_node", "status_leader", "agent_self", "agent_check_register",
+    /// "agent_check_deregister", "agent_check_update" (a fixed set: fit for a metric label).
     std::string_view endpoint;
     std::string_view method; ///< "GET", "PUT" or "DELETE"
     bool blocking = false;   ///< a blocking query: its duration includes Consul's wait

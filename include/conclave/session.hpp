@@ -4,6 +4,7 @@
 #pragma once
 
 #include <conclave/client.hpp>
+#include <conclave/consul/session.hpp>
 #include <conclave/detail/export.hpp>
 #include <conclave/detail/initiate.hpp>
 #include <conclave/detail/options_base.hpp>
@@ -37,6 +38,17 @@ struct session_config : detail::options_base<session_config> {
     /// Node checks the session is bound to. Default: none, so only the TTL (and this
     /// process renewing it) decides its life. {"serfHealth"} also ties it to the node.
     std::vector<std::string> node_checks;
+    /// Service checks the session is bound to (e.g. the HTTP check of the service this
+    /// process is): Consul invalidates the session as soon as one turns critical or is
+    /// deregistered, and refuses to create it while one is critical or missing
+    /// (errc::check_critical, Consul's text naming the check).
+    std::vector<service_check> service_checks;
+    /// When positive: the session is bound to a TTL check of this TTL that the library
+    /// registers on the local agent and passes from async_run (every third of it). When this
+    /// process stalls or its run stops, the agent marks the check critical and Consul
+    /// invalidates the session about `health_ttl` later, instead of the 2 x `ttl` a silent
+    /// holder takes otherwise. The check is deregistered when the session ends. 0: none.
+    std::chrono::milliseconds health_ttl{0};
     /// Bound on the destroy sent when the session is closed or its run is cancelled; a
     /// cancelled run also waits up to this long before it, for the session's grants to be
     /// released (see session::async_run).
@@ -49,6 +61,10 @@ struct session_config : detail::options_base<session_config> {
     session_config& with_node_checks(std::vector<std::string> v) {
         return set(node_checks, std::move(v));
     }
+    session_config& with_service_checks(std::vector<service_check> v) {
+        return set(service_checks, std::move(v));
+    }
+    session_config& with_health_ttl(std::chrono::milliseconds v) { return set(health_ttl, v); }
     session_config& with_destroy_timeout(std::chrono::milliseconds v) {
         return set(destroy_timeout, v);
     }
@@ -72,10 +88,12 @@ enum class hold_health {
 ///
 /// The session is *lost* when Consul says it no longer exists (renew answers 404), when its
 /// local deadline passes (start of the last successful renew + TTL: Consul cannot have
-/// expired it before then, so giving up at that moment is always early enough), or when it
-/// is destroyed. Loss is final: create a new session to continue.
+/// expired it before then, so giving up at that moment is always early enough; with a
+/// health_ttl check, also no later than the start of its last successful pass + health_ttl),
+/// or when it is destroyed. Loss is final: create a new session to continue.
 ///
-/// `async_run` must be running for the session to be renewed. conclave::with_session
+/// `async_run` must be running for the session to be renewed (and its health_ttl check
+/// passed). conclave::with_session
 /// (conclave/hold_scope.hpp) runs it beside the work that needs the session, cancels that
 /// work when the session is lost, and destroys the session however the work ends: use it
 /// rather than racing async_run by hand (docs/howto/sessions.md).
@@ -149,6 +167,9 @@ public:
     std::chrono::milliseconds ttl() const noexcept;
     /// Before this moment Consul cannot have expired the session.
     clock::time_point deadline() const noexcept;
+    /// The ID of the TTL check the library keeps for the session (session_config::health_ttl),
+    /// empty when there is none.
+    const std::string& health_check_id() const noexcept;
     /// Lost (invalidated, expired locally, or destroyed)?
     bool lost() const noexcept;
     /// held, jeopardy or lost, now (synchronous, no I/O).

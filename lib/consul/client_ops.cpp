@@ -5,6 +5,7 @@
 #include "consul/blocking/shared_key_read.hpp"
 #include "consul/endpoint.hpp"
 #include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/agent_check.hpp"
 #include "consul/endpoints/kv.hpp"
 #include "consul/endpoints/session.hpp"
 #include "consul/read_key.hpp"
@@ -143,6 +144,25 @@ void client::status_leader_impl(write_options o, handler<std::string> h) {
 
 void client::agent_self_impl(write_options o, handler<agent_info> h) {
     detail::spawn_op(impl_->executor, call(impl_, endpoint::agent_self{std::move(o)}),
+                     std::move(h));
+}
+
+void client::agent_check_register_impl(agent_check_options o, handler<bool> h) {
+    detail::spawn_op(impl_->executor, call(impl_, endpoint::agent_check_register{std::move(o)}),
+                     std::move(h));
+}
+
+void client::agent_check_deregister_impl(std::string id, write_options o, handler<bool> h) {
+    detail::spawn_op(impl_->executor,
+                     call(impl_, endpoint::agent_check_deregister{std::move(id), std::move(o)}),
+                     std::move(h));
+}
+
+void client::agent_check_update_impl(std::string id, check_status status, std::string note,
+                                     write_options o, handler<bool> h) {
+    detail::spawn_op(impl_->executor,
+                     call(impl_, endpoint::agent_check_update{std::move(id), status,
+                                                              std::move(note), std::move(o)}),
                      std::move(h));
 }
 

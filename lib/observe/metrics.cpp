@@ -347,6 +347,8 @@ std::string_view error_label(const error_code& ec) noexcept {
         return "task_failed";
     case errc::session_expired:
         return "session_expired";
+    case errc::check_critical:
+        return "check_critical";
     }
     return "other";
 }

@@ -3,6 +3,7 @@
 // arguments build, or the arguments it refuses before sending; and what every kind of reply
 // decodes to: the result, or the error with the words the diagnostics carry.
 #include "consul/endpoints/agent.hpp"
+#include "consul/endpoints/agent_check.hpp"
 #include "consul/endpoints/kv.hpp"
 #include "consul/endpoints/session.hpp"
 #include "support/catch.hpp"
@@ -251,6 +252,64 @@ TEST_CASE("endpoint session_create: the reply's ID, or a bad response without on
     }
 }
 
+TEST_CASE("endpoint session_create: a check critical or missing is check_critical, naming it",
+          "[unit][endpoint]") {
+    diagnostics diag;
+    auto [critical, id] = decoded(endpoint::session_create{{}},
+                                  reply(500, "Check 'web' is in critical state"), &diag);
+    CHECK(critical == errc::check_critical);
+    CHECK(diag.server_message == "Check 'web' is in critical state");
+    CHECK(decoded(endpoint::session_create{{}}, reply(500, "Missing check 'web' registration"))
+              .first == errc::check_critical);
+    CHECK(decoded(endpoint::session_create{{}}, reply(500, "Missing node registration")).first ==
+          errc::server_error);
+    // Through a server that forwards to the leader.
+    CHECK(endpoint::refused_check("rpc error making call: Check 'a b' is in critical state") ==
+          "a b");
+    CHECK(endpoint::refused_check("Missing check 'x' registration") == "x");
+    CHECK_FALSE(endpoint::refused_check("Check '' is in critical state"));
+    CHECK_FALSE(endpoint::refused_check("Check 'x' is fine"));
+    auto o = session_options{}.with_service_checks({service_check{"web", ""}});
+    auto [ec, call] = built(endpoint::session_create{o});
+    REQUIRE_FALSE(ec);
+    CHECK(boost::json::parse(call.body).at("ServiceChecks") ==
+          boost::json::parse(R"([{"ID":"web","Namespace":""}])"));
+}
+
+TEST_CASE("endpoint agent checks: a TTL check's register, update and deregister requests",
+          "[unit][endpoint]") {
+    auto o = agent_check_options{}
+                 .with_id("c1")
+                 .with_name("n")
+                 .with_service_id("web")
+                 .with_ttl(1500ms)
+                 .with_status(check_status::passing);
+    auto [ec, call] = built(endpoint::agent_check_register{o});
+    REQUIRE_FALSE(ec);
+    CHECK(call.path == "/v1/agent/check/register");
+    CHECK(call.datacenter.empty()); // the agent answers for itself
+    CHECK(boost::json::parse(call.body) ==
+          boost::json::parse(
+              R"({"ID":"c1","Name":"n","ServiceID":"web","TTL":"1.5s","Status":"passing"})"));
+    CHECK(built(endpoint::agent_check_register{agent_check_options{}.with_name("n")}).first ==
+          errc::invalid_argument); // no TTL
+    auto [ec2, fail] =
+        built(endpoint::agent_check_update{"a b", check_status::critical, "down", {}});
+    REQUIRE_FALSE(ec2);
+    CHECK(fail.path == "/v1/agent/check/fail/a%20b");
+    CHECK(params_of(fail) == "note=down");
+    CHECK(built(endpoint::agent_check_update{"c", check_status::warning, {}, {}}).second.path ==
+          "/v1/agent/check/warn/c");
+    CHECK(built(endpoint::agent_check_deregister{"c", {}}).second.path ==
+          "/v1/agent/check/deregister/c");
+    CHECK(built(endpoint::agent_check_deregister{"", {}}).first == errc::invalid_argument);
+    CHECK(decoded(endpoint::agent_check_update{"c", check_status::passing, {}, {}},
+                  reply(500, "CheckID \"c\" does not have associated TTL"))
+              .first == errc::server_error);
+    CHECK(decoded(endpoint::agent_check_deregister{"c", {}}, reply(200, "")) ==
+          std::pair{error_code{}, true});
+}
+
 TEST_CASE("endpoint session_renew: a session Consul no longer has is session_invalidated",
           "[unit][endpoint]") {
     diagnostics diag;
@@ -381,6 +440,10 @@ TEST_CASE("endpoint names: each request is reported under its endpoint's name",
     CHECK(name(endpoint::session_list{"n", {}}) == "session_node");
     CHECK(name(endpoint::status_leader{{}}) == "status_leader");
     CHECK(name(endpoint::agent_self{{}}) == "agent_self");
+    CHECK(name(endpoint::agent_check_register{{}}) == "agent_check_register");
+    CHECK(name(endpoint::agent_check_deregister{"c", {}}) == "agent_check_deregister");
+    CHECK(name(endpoint::agent_check_update{"c", check_status::passing, {}, {}}) ==
+          "agent_check_update");
     CHECK(name(endpoint::kv_get{"a//b", {}}) == "kv_get"); // refused, but still named
 }
 

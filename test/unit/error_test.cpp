@@ -26,6 +26,7 @@ constexpr errc all_errcs[] = {
     errc::not_found,      errc::request_too_large,   errc::rate_limited, errc::server_error,
     errc::unavailable,    errc::unexpected_status,   errc::bad_response, errc::invalid_argument,
     errc::invalid_config, errc::pool_closed,         errc::task_failed,  errc::session_expired,
+    errc::check_critical,
 };
 
 } // namespace
@@ -93,6 +94,7 @@ TEST_CASE("error: is_retryable for conclave codes", "[error]") {
 
     CHECK_FALSE(is_retryable(errc::session_invalidated));
     CHECK_FALSE(is_retryable(errc::session_expired));
+    CHECK_FALSE(is_retryable(errc::check_critical));
     CHECK_FALSE(is_retryable(errc::conflict));
     CHECK_FALSE(is_retryable(errc::bad_request));
     CHECK_FALSE(is_retryable(errc::permission_denied));

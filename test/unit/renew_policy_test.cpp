@@ -77,3 +77,30 @@ TEST_CASE("jeopardy: a failed renew, or none succeeded with 3/8 of the TTL left"
     CHECK_FALSE(p.in_jeopardy(t0 + 9s));
     CHECK(p.jeopardy_at() == t0 + 19s);
 }
+
+TEST_CASE("a bound TTL check caps the deadline at its last pass plus its TTL", "[renew]") {
+    const tp t0{};
+    renew_policy p{16s, t0};
+    p.bind_check(3s, t0);
+    CHECK(p.deadline() == t0 + 3s);
+    CHECK(p.next_pass(t0) == t0 + 1s); // a third of the check's TTL
+    CHECK(p.jeopardy_at() == t0 + 3000ms - 3000ms * 3 / 8);
+    p.on_check_passed(t0 + 1s);
+    CHECK(p.deadline() == t0 + 4s);
+    CHECK(p.next_pass(t0 + 1s) == t0 + 2s);
+    CHECK_FALSE(p.in_jeopardy(t0 + 2s));
+    // A failed pass: in jeopardy at once, the next try an eighth of the TTL later.
+    p.on_check_failure();
+    CHECK(p.in_jeopardy(t0 + 2s));
+    CHECK(p.next_pass(t0 + 2s) == t0 + 2s + 3000ms / 8);
+    CHECK(p.expired(t0 + 4s));
+    // The renewals' own deadline still applies when it is the earlier one.
+    renew_policy q{4s, t0};
+    q.bind_check(10s, t0);
+    CHECK(q.deadline() == t0 + 4s);
+    // Renewal retries aim at the renewals' deadline, not the check's.
+    renew_policy r{16s, t0};
+    r.bind_check(2s, t0);
+    r.on_transient_failure(t0 + 11s);
+    CHECK(r.next_renew() == t0 + 12s);
+}

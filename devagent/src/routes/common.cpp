@@ -72,6 +72,24 @@ std::string_view path_rest(const http_request& req, std::string_view prefix) {
     return {};
 }
 
+json::object check_json(const check_rec& c, std::string_view type, bool with_indexes) {
+    json::object o;
+    o["Node"] = c.node;
+    o["CheckID"] = c.id;
+    o["Name"] = c.name;
+    o["Status"] = c.status;
+    o["Notes"] = c.notes;
+    o["Output"] = c.output;
+    o["ServiceID"] = c.service_id;
+    o["ServiceName"] = c.service_name;
+    o["ServiceTags"] = json::array{};
+    o["Type"] = type;
+    o["Definition"] = json::object{};
+    o["CreateIndex"] = with_indexes ? c.create_index : 0;
+    o["ModifyIndex"] = with_indexes ? c.modify_index : 0;
+    return o;
+}
+
 json::object session_json(const session_rec& s) {
     json::object o;
     o["ID"] = s.id;

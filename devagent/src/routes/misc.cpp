@@ -148,24 +148,6 @@ json::object node_json(const node_rec& n) {
     return o;
 }
 
-json::object check_json(const check_rec& c) {
-    json::object o;
-    o["Node"] = c.node;
-    o["CheckID"] = c.id;
-    o["Name"] = c.name;
-    o["Status"] = c.status;
-    o["Notes"] = c.notes;
-    o["Output"] = c.output;
-    o["ServiceID"] = c.service_id;
-    o["ServiceName"] = c.service_name;
-    o["ServiceTags"] = json::array{};
-    o["Type"] = "";
-    o["Definition"] = json::object{};
-    o["CreateIndex"] = c.create_index;
-    o["ModifyIndex"] = c.modify_index;
-    return o;
-}
-
 json::object service_json(const service_rec& s) {
     json::object o;
     o["ID"] = s.id;
@@ -310,7 +292,7 @@ http_response health_node(agent_impl& a, const http_request& req) {
     json::array out;
     if (const node_rec* n = a.state.node(path_rest(req, "/v1/health/node/")))
         for (const auto& [id, c] : n->checks)
-            out.emplace_back(check_json(c));
+            out.emplace_back(check_json(c, "", true));
     http_response r = json_response(out);
     set_meta(r, a.state.last_index());
     return r;

@@ -43,6 +43,9 @@ http_response no_path_to_dc();
 /// The path remainder after a route prefix (a view into req.path).
 std::string_view path_rest(const http_request& req, std::string_view prefix);
 
+/// A health check as Consul 1.8 serialises structs.HealthCheck: the catalog's with its
+/// indexes, the agent's own view (GET /v1/agent/checks) with zeros and its Type.
+boost::json::object check_json(const check_rec& c, std::string_view type, bool with_indexes);
 /// A session as Consul 1.8 serialises structs.Session.
 boost::json::object session_json(const session_rec& s);
 /// The body of a /v1/txn answer: Results and Errors, and for a read-only transaction the
@@ -102,6 +105,13 @@ http_response catalog_deregister(agent_impl& a, const http_request& req);
 http_response catalog_nodes(agent_impl& a, const http_request& req);
 http_response catalog_node(agent_impl& a, const http_request& req);
 http_response health_node(agent_impl& a, const http_request& req);
+
+http_response agent_check_register(agent_impl& a, const http_request& req);
+http_response agent_check_deregister(agent_impl& a, const http_request& req);
+/// pass, warn and fail.
+http_response agent_check_set(agent_impl& a, const http_request& req);
+http_response agent_check_update(agent_impl& a, const http_request& req);
+http_response agent_checks(agent_impl& a, const http_request& req);
 
 /// /v1/_conclave/...: stats always; the rest only with enable_test_controls.
 http_response controls_endpoint(agent_impl& a, const http_request& req);

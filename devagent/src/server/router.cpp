@@ -33,6 +33,11 @@ enum class route_id {
     catalog_nodes,
     catalog_node,
     health_node,
+    agent_check_register,
+    agent_check_deregister,
+    agent_check_set,
+    agent_check_update,
+    agent_checks,
     controls,
 };
 
@@ -42,7 +47,7 @@ struct route {
     route_id id;
 };
 
-constexpr std::array<route, 17> routes{{
+constexpr std::array<route, 24> routes{{
     {"/v1/kv/", "GET,PUT,DELETE", route_id::kv},
     {"/v1/session/create", "PUT", route_id::session_create},
     {"/v1/session/destroy/", "PUT", route_id::session_destroy},
@@ -59,6 +64,13 @@ constexpr std::array<route, 17> routes{{
     {"/v1/catalog/nodes", "GET", route_id::catalog_nodes},
     {"/v1/catalog/node/", "GET", route_id::catalog_node},
     {"/v1/health/node/", "GET", route_id::health_node},
+    {"/v1/agent/check/register", "PUT", route_id::agent_check_register},
+    {"/v1/agent/check/deregister/", "PUT", route_id::agent_check_deregister},
+    {"/v1/agent/check/pass/", "PUT", route_id::agent_check_set},
+    {"/v1/agent/check/warn/", "PUT", route_id::agent_check_set},
+    {"/v1/agent/check/fail/", "PUT", route_id::agent_check_set},
+    {"/v1/agent/check/update/", "PUT", route_id::agent_check_update},
+    {"/v1/agent/checks", "GET", route_id::agent_checks},
     {"/v1/_conclave/", "GET,PUT", route_id::controls},
 }};
 
@@ -208,6 +220,16 @@ http_response call_sync(agent_impl& a, const route& r, const http_request& req) 
         return catalog_node(a, req);
     case route_id::health_node:
         return health_node(a, req);
+    case route_id::agent_check_register:
+        return agent_check_register(a, req);
+    case route_id::agent_check_deregister:
+        return agent_check_deregister(a, req);
+    case route_id::agent_check_set:
+        return agent_check_set(a, req);
+    case route_id::agent_check_update:
+        return agent_check_update(a, req);
+    case route_id::agent_checks:
+        return agent_checks(a, req);
     case route_id::controls:
         return controls_endpoint(a, req);
     }

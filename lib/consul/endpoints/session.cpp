@@ -74,6 +74,23 @@ std::pair<error_code, session_list_result> decode_list(const api_call& call,
 
 } // namespace
 
+std::optional<std::string> refused_check(std::string_view body) {
+    // A server that is not the leader forwards the create and prefixes the leader's error.
+    static constexpr std::string_view forwarded = "rpc error making call: ";
+    while (body.starts_with(forwarded))
+        body.remove_prefix(forwarded.size());
+    const auto between = [&](std::string_view head,
+                             std::string_view tail) -> std::optional<std::string> {
+        if (body.size() <= head.size() + tail.size() || !body.starts_with(head) ||
+            !body.ends_with(tail))
+            return std::nullopt;
+        return std::string(body.substr(head.size(), body.size() - head.size() - tail.size()));
+    };
+    if (auto id = between("Check '", "' is in critical state"))
+        return id;
+    return between("Missing check '", "' registration");
+}
+
 std::string session_create_body(const session_options& o) {
     json::object body;
     if (!o.name.empty())
@@ -115,8 +132,12 @@ error_code session_create::build(api_call& call) const {
 
 std::pair<error_code, std::string> session_create::decode(const api_call& call,
                                                           api_reply& reply) const {
-    if (reply.status != 200)
-        return {status_error(call, reply), {}};
+    if (reply.status != 200) {
+        const auto ec = status_error(call, reply);
+        if (reply.status == 500 && refused_check(reply.body))
+            return {make_error_code(errc::check_critical), {}};
+        return {ec, {}};
+    }
     error_code pec;
     auto v = json::parse(reply.body, pec);
     const json::value* id = nullptr;

@@ -7,10 +7,17 @@
 
 #include <conclave/consul/session.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace conclave::detail::endpoint {
+
+/// The check Consul names when it refuses a session bound to a check that is critical or
+/// not registered (`Check '<id>' is in critical state`, `Missing check '<id>'
+/// registration`, as the leader or a server forwarding to it says): errc::check_critical.
+std::optional<std::string> refused_check(std::string_view body);
 
 /// PUT /v1/session/create: the new session's ID.
 struct session_create {

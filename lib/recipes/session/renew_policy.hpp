@@ -25,7 +25,13 @@ public:
         , next_(created_at + ttl / 2) {}
 
     duration ttl() const noexcept { return ttl_; }
-    clock::time_point deadline() const noexcept { return last_success_start_ + ttl_; }
+    /// The earlier of the renewals' deadline and, for a session bound to a TTL check this
+    /// process passes (bind_check), the check's: the agent marks the check critical, and
+    /// Consul invalidates the session, no sooner than its TTL after the last pass reached it.
+    clock::time_point deadline() const noexcept {
+        const auto renewed = renew_deadline();
+        return check_ttl_ > duration::zero() ? std::min(renewed, check_deadline()) : renewed;
+    }
     /// When the next renew should start.
     clock::time_point next_renew() const noexcept { return next_; }
     bool expired(clock::time_point now) const noexcept { return now >= deadline(); }
@@ -34,11 +40,39 @@ public:
     /// When a session with no successful renew since counts as in jeopardy: 3/8 of the TTL
     /// before the deadline. The renew is due with half the TTL left and takes one round
     /// trip: one not answered by then (ttl/8 later) is late, whatever the request timeout.
-    clock::time_point jeopardy_at() const noexcept { return deadline() - ttl_ * 3 / 8; }
+    /// For the check, the same share of its TTL (a pass is due with two thirds left).
+    clock::time_point jeopardy_at() const noexcept {
+        const auto renewed = renew_deadline() - ttl_ * 3 / 8;
+        if (check_ttl_ <= duration::zero())
+            return renewed;
+        return std::min(renewed, check_deadline() - check_ttl_ * 3 / 8);
+    }
     /// Renewals failing (one failed since the last success) or late: the session is still
     /// held until the deadline, but may be lost then.
     bool in_jeopardy(clock::time_point now) const noexcept {
-        return failures_ > 0 || now >= jeopardy_at();
+        return failures_ > 0 || check_failures_ > 0 || now >= jeopardy_at();
+    }
+
+    /// Binds the deadline to a TTL check of `check_ttl`, passed (or registered passing) by a
+    /// request that started at `passed_at`.
+    void bind_check(duration check_ttl, clock::time_point passed_at) noexcept {
+        check_ttl_ = check_ttl;
+        check_passed_ = passed_at;
+        check_failures_ = 0;
+    }
+    /// A pass that started at `start` succeeded.
+    void on_check_passed(clock::time_point start) noexcept {
+        check_passed_ = std::max(check_passed_, start);
+        check_failures_ = 0;
+    }
+    /// A pass failed: in jeopardy until one succeeds.
+    void on_check_failure() noexcept { ++check_failures_; }
+    /// When the next pass should start: a third of the check's TTL after the last good one,
+    /// or, after failures, an eighth of it after `now`.
+    clock::time_point next_pass(clock::time_point now) const noexcept {
+        if (check_failures_ > 0)
+            return now + check_ttl_ / 8;
+        return check_passed_ + check_ttl_ / 3;
     }
 
     /// A renew that started at `start` succeeded and Consul reported `server_ttl`. A larger
@@ -62,7 +96,7 @@ public:
         for (unsigned i = 1; i < failures_ && backoff < ttl_ / 4; ++i)
             backoff *= 2;
         backoff = std::min(backoff, ttl_ / 4);
-        const auto last_useful = deadline() - ttl_ / 8;
+        const auto last_useful = renew_deadline() - ttl_ / 8;
         next_ = now + backoff;
         if (now < last_useful && next_ > last_useful)
             next_ = last_useful;
@@ -75,7 +109,13 @@ public:
     }
 
 private:
+    clock::time_point renew_deadline() const noexcept { return last_success_start_ + ttl_; }
+    clock::time_point check_deadline() const noexcept { return check_passed_ + check_ttl_; }
+
     duration ttl_;
+    duration check_ttl_{0};
+    clock::time_point check_passed_{};
+    unsigned check_failures_ = 0;
     clock::time_point last_success_start_;
     clock::time_point next_;
     unsigned failures_ = 0;

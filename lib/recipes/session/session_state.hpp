@@ -65,6 +65,9 @@ struct session_state {
     client consul;
     std::string id;
     session_config cfg;
+    /// The TTL check the session is bound to and the library passes (empty: none).
+    std::string check_id;
+    bool check_deregistered = false; ///< the check's deregistration was sent
     renew_policy policy;
     error_code lost;             ///< why the session is lost (empty while it is not)
     bool destroyed = false;      ///< we destroyed it and Consul confirmed

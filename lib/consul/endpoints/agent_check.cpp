@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "codec/go/duration.hpp"
+#include "consul/endpoints/agent_check.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+namespace conclave::detail::endpoint {
+
+namespace bhttp = boost::beast::http;
+namespace json = boost::json;
+
+namespace {
+
+const char* status_word(check_status s) {
+    switch (s) {
+    case check_status::passing:
+        return "passing";
+    case check_status::warning:
+        return "warning";
+    case check_status::critical:
+        break;
+    }
+    return "critical";
+}
+
+// The agent answers for itself: like agent/self, no datacenter is sent.
+void agent_write(api_call& call, const write_options& o) {
+    call.method = bhttp::verb::put;
+    call.one_entry = true;
+    apply_scope(call, o);
+    call.diag = o.diag;
+    apply_timeout(call, o.timeout);
+}
+
+// A request naming no check is the caller's mistake: refused before it is sent.
+error_code require_id(const std::string& id, diagnostics* diag) {
+    if (!id.empty())
+        return {};
+    if (diag)
+        diag->client_message = "missing check ID";
+    return make_error_code(errc::invalid_argument);
+}
+
+std::pair<error_code, bool> decode_ok(const api_call& call, const api_reply& reply) {
+    if (reply.status != 200)
+        return {status_error(call, reply), false};
+    return {error_code{}, true};
+}
+
+} // namespace
+
+std::string check_register_body(const agent_check_options& o) {
+    json::object body;
+    if (!o.id.empty())
+        body["ID"] = o.id;
+    body["Name"] = o.name;
+    if (!o.service_id.empty())
+        body["ServiceID"] = o.service_id;
+    body["TTL"] = codec::go::format_duration(o.ttl);
+    if (o.status)
+        body["Status"] = status_word(*o.status);
+    if (!o.notes.empty())
+        body["Notes"] = o.notes;
+    return json::serialize(body);
+}
+
+error_code agent_check_register::build(api_call& call) const {
+    call.endpoint = "agent_check_register";
+    if (options.name.empty() || options.ttl.count() <= 0) {
+        if (options.diag)
+            options.diag->client_message = "a TTL check needs a name and a positive TTL";
+        return make_error_code(errc::invalid_argument);
+    }
+    call.path = "/v1/agent/check/register";
+    call.body = check_register_body(options);
+    call.content_type = "application/json";
+    agent_write(call, write_options{}.with_timeout(options.timeout).with_diag(options.diag));
+    apply_scope(call, options);
+    return {};
+}
+
+std::pair<error_code, bool> agent_check_register::decode(const api_call& call,
+                                                         api_reply& reply) const {
+    return decode_ok(call, reply);
+}
+
+error_code agent_check_deregister::build(api_call& call) const {
+    call.endpoint = "agent_check_deregister";
+    if (auto ec = require_id(id, options.diag))
+        return ec;
+    call.path = "/v1/agent/check/deregister/" + encode_segment(id);
+    agent_write(call, options);
+    return {};
+}
+
+std::pair<error_code, bool> agent_check_deregister::decode(const api_call& call,
+                                                           api_reply& reply) const {
+    return decode_ok(call, reply);
+}
+
+error_code agent_check_update::build(api_call& call) const {
+    call.endpoint = "agent_check_update";
+    if (auto ec = require_id(id, options.diag))
+        return ec;
+    static constexpr const char* verbs[] = {"pass", "warn", "fail"};
+    call.path = "/v1/agent/check/";
+    call.path += verbs[static_cast<int>(status)];
+    call.path += '/';
+    call.path += encode_segment(id);
+    if (!note.empty())
+        call.param("note", note);
+    agent_write(call, options);
+    return {};
+}
+
+std::pair<error_code, bool> agent_check_update::decode(const api_call& call,
+                                                       api_reply& reply) const {
+    return decode_ok(call, reply);
+}
+
+} // namespace conclave::detail::endpoint
