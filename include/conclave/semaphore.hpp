@@ -36,7 +36,9 @@ struct semaphore_options : acquire_options<semaphore_options> {
     /// Re-entrant: an acquire with a session whose permit is held in this process gets that
     /// permit at once, one more hold of it (grant::hold_count), with no request; each
     /// acquire is matched by one release, and only the last release frees the slot. Without
-    /// it, that acquire waits for the permit to end (one slot per session).
+    /// it, that acquire waits for the permit to end (one permit per session). A re-entrant
+    /// acquire of fewer slots than the permit holds joins it all the same (permit::slots
+    /// says how many it holds); of more, it is errc::invalid_argument.
     bool reentrant = false;
     /// Fair mode: free slots go to the contenders of every process in the order they came
     /// (the CreateIndex of their contender keys; Go peers' keys count too, though Go peers
@@ -133,11 +135,12 @@ struct semaphore_status {
 /// `consul lock -n`: each contender holds `<prefix>/<session>` (acquired with its session,
 /// flags 16210313421097356768), and `<prefix>/.lock` holds `{"Limit":N,"Holders":{...}}`,
 /// changed only by check-and-set. A holder of one slot is listed as `true`, as Go lists it;
-/// one of n > 1 slots (an acquire of n) as the number n, which Go peers cannot decode: while
-/// such a permit is held their acquires fail ("Failed to read lock"), and never count its n
-/// slots as one. Holders whose session no longer holds a key under the
-/// prefix are pruned. Every participant must use the same limit (errc::limit_conflict
-/// otherwise, naming both in the diagnostics); a `.lock` with other flags is errc::conflict.
+/// one of n > 1 slots (an acquire of n) as the number n, which Go peers cannot decode
+/// ("lock decoding failed"): do not take more than one slot at once on a prefix Go peers or
+/// `consul lock -n` use (see async_acquire(s, slots)). Holders whose session no longer
+/// holds a key under the prefix are pruned. Every participant must use the same limit
+/// (errc::limit_conflict otherwise, naming both in the diagnostics), unless all are
+/// resizable (semaphore_options::resizable); a `.lock` with other flags is errc::conflict.
 ///
 /// Crashed contenders: when a session ends without releasing (its holder killed, then its
 /// TTL run out, or invalidated), Consul deletes its contender key only for behavior
@@ -168,29 +171,37 @@ public:
     /// loss reason, errc::permission_denied, operation_aborted when cancelled. The contender
     /// key is deleted on every path that does not end with a permit (errors, cancellation).
     ///
-    /// A session's second acquire waits for its first permit to end: one slot per session,
-    /// as Go's layout has one contender key per session. So one session may serve many
-    /// coroutines: while a permit of this process holds a slot with `s`, another acquire
-    /// with `s` waits for it to be released (which hands it the slot in the release's own
-    /// transaction) or lost, and never gets a second permit of that slot. A slot held by `s`
-    /// with no permit of this process left (a permit dropped without a release) is taken
-    /// over without a write.
+    /// A session's second acquire waits for its first permit to end: one permit per session,
+    /// as Go's layout has one contender key and one holder entry per session. So one session
+    /// may serve many coroutines: while a permit of this process holds slots with `s`,
+    /// another acquire with `s` waits for it to be released (which hands it the slots in the
+    /// release's own transaction) or lost, and never gets a second permit of those slots.
+    /// Slots held by `s` with no permit of this process left (a permit dropped without a
+    /// release) are taken over without a write when they are as many as the acquire asks
+    /// for; more are cut down to its count, fewer given back before it waits in line.
     template <class Token = default_token_t>
-    requires(!std::is_integral_v<std::remove_cvref_t<Token>>) // (a count: the overload below)
+    requires(!std::is_arithmetic_v<std::remove_cvref_t<Token>> &&
+             !std::is_enum_v<std::remove_cvref_t<Token>>) // (a count: the overload below)
         auto async_acquire(session& s, Token&& token = {}) {
         return async_acquire(s, 1, std::forward<Token>(token));
     }
 
     /// Waits for `slots` slots at once, all or nothing, held by one permit (permit::slots):
-    /// it is granted when that many are free together, and its release frees them all. Local
-    /// acquires are served first come, first served: a waiter asking for more than is free
-    /// keeps the smaller ones behind it waiting too, so it is not starved by them. In fair
-    /// mode the line across processes works the same way, counting each contender of another
-    /// process as asking for one slot (the key layout does not say more). errc::invalid_argument
-    /// at once, with nothing written, for 0 slots, more than the limit, or (re-entrant) more
-    /// than the permit its session holds here. Go peers cannot decode a `.lock` listing a
-    /// permit of more than one slot: they fail their acquires while it is held, never
-    /// over-admit.
+    /// it is granted when that many are free together, and its release frees them all. The
+    /// acquires of one process are served first come, first served: a waiter asking for more
+    /// than is free keeps the smaller ones behind it here waiting too, so they do not starve
+    /// it. Across processes this holds only in fair mode, and only as far as each process
+    /// knows: it counts each contender of another process as asking for one slot (the key
+    /// layout does not say more), so a large acquire of another process can be overtaken by
+    /// smaller ones. errc::invalid_argument at once, with nothing written, for 0 slots, more
+    /// than the limit, or (re-entrant) more than the permit its session holds here; for a
+    /// resizable semaphore, more than `.lock`'s limit is refused when it reaches the front.
+    ///
+    /// Not with Go peers: `.lock` lists a holder of n > 1 slots as the number n, which Go's
+    /// api.Semaphore cannot decode ("lock decoding failed"). Its holders then lose their hold
+    /// (`consul lock -n` stops its child), its releases fail and leave their entries until
+    /// their sessions end, and its acquires fail, while such a permit is held. Go never counts
+    /// the n slots as one.
     template <class Token = default_token_t>
     auto async_acquire(session& s, std::uint32_t slots, Token&& token = {}) {
         using sig = void(error_code, permit);
@@ -237,7 +248,8 @@ public:
     /// errc::invalid_argument for 0 or without the option (nothing written), errc::conflict
     /// when `.lock` carries other flags, errc::bad_response when it cannot be decoded,
     /// errc::permission_denied, the request's own errors. Go peers and fixed-limit objects
-    /// on the prefix then fail with errc::limit_conflict (Go: "semaphore limit conflict").
+    /// on the prefix then fail with errc::limit_conflict (Go: "semaphore limit conflict"),
+    /// and their permits count as lost.
     template <class Token = default_token_t>
     auto async_set_limit(std::uint32_t limit, Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &semaphore::set_limit_impl, state_, limit);

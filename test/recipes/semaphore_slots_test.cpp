@@ -186,3 +186,43 @@ TEST_CASE_METHOD(recipes_fixture, "the hold scopes take many slots at once", "[s
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "slots a dropped permit left to its session are cut down or given back by the "
+                 "session's next acquire wherever it waits",
+                 "[semaphore][slots]") {
+    // Without it the session's acquire of another count waits behind the front waiter, which
+    // waits for the slots that session holds: neither ever moves.
+    auto body = [&]() -> asio::awaitable<void> {
+        const auto prefix = p + "left";
+        auto x = co_await session::async_create(consul, quick(10s));
+        auto y = co_await session::async_create(consul, quick(10s));
+        semaphore sem{consul, prefix, 4};
+        {
+            auto dropped = co_await sem.async_acquire(x, 3); // dropped without a release
+            CHECK(dropped.slots() == 3);
+        }
+        granted_in_order g;
+        g.acquire(ioc, sem, y, "front", 2); // 1 slot free: it waits at the front
+        co_await wait_in_line(consul, prefix, y.id());
+        g.acquire(ioc, sem, x, "smaller", 2); // x's 3 slots cut down to 2
+        const bool both = co_await eventually(ioc, [&] { return g.order.size() == 2; });
+        REQUIRE(both);
+        CHECK(g.permits["smaller"]->slots() == 2);
+        auto status = co_await sem.async_status();
+        CHECK(status.free_slots == 0);
+        co_await g.permits["front"]->async_release();
+        co_await g.permits["smaller"]->async_release();
+
+        // Fewer than asked: given back, and the acquire waits in line for its count.
+        { auto dropped = co_await sem.async_acquire(x, 1); }
+        auto three = co_await sem.async_try_acquire(x, 3, 10s);
+        REQUIRE(three);
+        CHECK(three->slots() == 3);
+        co_await three->async_release();
+        co_await sem.async_destroy();
+        co_await x.async_destroy();
+        co_await y.async_destroy();
+    };
+    run(ioc, body(), 30s);
+}

@@ -196,20 +196,31 @@ TEST_CASE("semaphore handoff: a waiter asking for more slots than are left keeps
           "it waiting",
           "[semaphore]") {
     fixture f;
-    auto one = f.wait(f.session(s_a));
-    auto three = f.wait(f.session(s_b));
+    auto one = f.wait(f.session(s_a), 4);
+    auto three = f.wait(f.session(s_b), 4);
     three->slots = 3;
-    auto small = f.wait(f.session(s_c));
+    auto small = f.wait(f.session(s_c), 4);
     const semaphore_record empty;
     // 2 slots: the first takes one, the next asks for 3, and the one behind it does not
     // overtake it.
-    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 2)) == std::vector<std::string>{s_a});
-    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 4)) ==
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 4, empty, "", 2)) == std::vector<std::string>{s_a});
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 4, empty, "", 4)) ==
           std::vector<std::string>{s_a, s_b});
-    CHECK(sessions_of(next_in_line(*f.sem->hub, 2, empty, "", 5)) ==
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 4, empty, "", 5)) ==
           std::vector<std::string>{s_a, s_b, s_c});
     CHECK(f.sem->hub->slots_asked(s_b) == 3);
     CHECK(f.sem->hub->slots_asked("elsewhere") == 1);
+}
+
+TEST_CASE("semaphore handoff: a waiter asking for more than the limit holds nobody up",
+          "[semaphore]") {
+    // (A resizable semaphore's waiter, limit 0, after a shrink: refused at the front.)
+    fixture f;
+    auto big = f.wait(f.session(s_a), 0);
+    big->slots = 5;
+    auto small = f.wait(f.session(s_b), 0);
+    CHECK(sessions_of(next_in_line(*f.sem->hub, 4, semaphore_record{}, "", 4)) ==
+          std::vector<std::string>{s_b});
 }
 
 TEST_CASE("semaphore handoff: only waiters that can be handed a slot now join", "[semaphore]") {

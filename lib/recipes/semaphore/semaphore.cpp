@@ -206,24 +206,30 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         return v;
     }
     const bool settled = me.state == phase::waiting && hub.attempts_in_flight == 0;
-    if (settled && (me.was_handed || me.recheck)) {
+    bool left_to_us = false; // our session holds slots with no permit left, not our count
+    if (settled && (me.was_handed || me.recheck || !me.checked_left_slots)) {
         // A transaction whose outcome we could not know may have added us after all, or our
-        // session's permit was dropped: a slot our session holds with no permit of ours left
-        // is this acquire's, without a write. (Not only at the front: a waiter behind it
-        // could hold the slot it waits for.)
+        // session's permit was dropped (now, or before we came): slots our session holds
+        // with no permit of ours left are this acquire's, without a write, when they are as
+        // many as it asks for; otherwise it cuts them down to its count or gives them back
+        // below. Not only at the front: a waiter before us may wait for those slots.
         me.recheck = false;
+        me.checked_left_slots = true;
         if (const auto held = slots_held(sem, hub, s.id)) {
-            if (!hub.slot_busy(s.id) && held == me.slots) {
-                plan.was_handed = me.was_handed;
-                v.key = detail::key_state::ours;
-                return v;
-            }
-            if (hub.held_here_by(s.id))
+            if (!hub.slot_busy(s.id)) {
+                if (held == me.slots) {
+                    plan.was_handed = me.was_handed;
+                    v.key = detail::key_state::ours;
+                    return v;
+                }
+                left_to_us = true;
+            } else if (hub.held_here_by(s.id)) {
                 me.was_handed = false; // that slot is the permit's, not ours to leave
+            }
         }
     }
     // Pending local releases go first: they hand their slots to the front anyway.
-    if (!place.at_front()) {
+    if (!place.at_front() && !left_to_us) {
         v.key = detail::key_state::not_our_turn;
         return v;
     }
@@ -254,16 +260,28 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         v.key = detail::key_state::ours;
         return v;
     }
+    if (left_here) {
+        // Our session's slots with no permit left, but not as many as we ask for: more are
+        // cut down to our count (taken, nobody loses), fewer are given back, for those
+        // before us, and we wait in line.
+        plan.take = listed->second > me.slots;
+        if (!plan.take)
+            plan.reading.record.holders.erase(s.id);
+        v.key = detail::key_state::free;
+        v.attempt_is_ours = plan.take;
+        return v;
+    }
+    if (!place.at_front()) {
+        v.key = detail::key_state::not_our_turn;
+        return v;
+    }
     // One entry per session: while a local permit (or a grant under way) of our session
     // holds its slots, or a cleanup takes the session out, we wait for that to end. Its
     // release hands the slots to us, or its end wakes us. The waiters behind us may take
     // free slots meanwhile. (A permit of ours whose session is not listed was lost: we take
-    // slots, and it is marked so. Slots our session holds with no permit left, but not as
-    // many as we ask for, are rewritten to our count.)
-    plan.take = (listed == r.record.holders.end() || left_here) && !hub.clearing.count(s.id);
-    auto others = r.record;
-    if (left_here)
-        others.holders.erase(s.id);
+    // slots, and it is marked so.)
+    plan.take = listed == r.record.holders.end() && !hub.clearing.count(s.id);
+    const auto& others = r.record;
     // Free slots: ours, and as many as the queued local waiters ask for, in one CAS. When we
     // do not fit, nobody behind us here takes the free ones either (first come, first
     // served): the hub's query tells us when more are free.

@@ -127,6 +127,9 @@ handoff_batch::waiters next_in_line(const semaphore_hub& hub, std::uint32_t limi
             continue;
         // First come, first served: one that does not fit keeps those behind it waiting
         // too, or a waiter asking for many slots would wait for ever behind smaller ones.
+        // (Unless it asks for more than the limit, which it is refused at the front.)
+        if (w->slots > limit && limit != 0)
+            continue;
         if (taken + w->slots > slots)
             break;
         taken += w->slots;

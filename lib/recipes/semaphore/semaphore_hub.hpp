@@ -59,6 +59,8 @@ struct semaphore_waiter {
     /// Its session's permit ended without a release (its last handle dropped): the slot the
     /// session still holds may be taken over, even away from the front.
     bool recheck = false;
+    /// Whether it looked, once settled, for slots its session holds with no permit left.
+    bool checked_left_slots = false;
     /// Fair mode: since when it leaves a free slot to the contenders before it, and to whom
     /// (the first in line then).
     std::optional<std::chrono::steady_clock::time_point> deferring_since;
