@@ -32,9 +32,8 @@ asio::awaitable<void> sem_contender(sem_run& run, std::size_t i) {
         grant g;
         g.contender = std::uint32_t(i);
         g.start_ns = monotonic_ns();
-        auto got =
-            co_await sem.async_try_acquire(run.sessions[i], run.slots, acquire_budget(run.t1),
-                                           use_tuple);
+        auto got = co_await sem.async_try_acquire(run.sessions[i], run.slots,
+                                                  acquire_budget(run.t1), use_tuple);
         auto permit = granted(std::move(got), "semaphore acquire");
         co_await hold_and_release(permit, run.hold_us, g, "semaphore release");
         run.grants.push_back(g);
