@@ -52,10 +52,12 @@ asio::awaitable<error_code> register_health_check(client consul, const session_c
 }
 
 asio::awaitable<error_code> pass_health_check(client consul, const std::string& id,
-                                              clock::time_point deadline) {
-    auto [ec, ok] = co_await call(
-        consul, endpoint::agent_check_update{id, check_status::passing, {}, write_options{}},
-        deadline);
+                                              clock::time_point deadline, diagnostics* diag) {
+    auto [ec, ok] =
+        co_await call(consul,
+                      endpoint::agent_check_update{
+                          id, check_status::passing, {}, write_options{}.with_diag(diag)},
+                      deadline);
     (void)ok;
     co_return ec;
 }

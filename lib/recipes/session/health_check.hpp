@@ -33,7 +33,8 @@ asio::awaitable<error_code> register_health_check(client consul, const session_c
 /// Passes the check (output `note`). The caller times it: a pass that succeeds restarts the
 /// check's TTL from when the agent received it, which is after its start.
 asio::awaitable<error_code> pass_health_check(client consul, const std::string& id,
-                                              std::chrono::steady_clock::time_point deadline);
+                                              std::chrono::steady_clock::time_point deadline,
+                                              diagnostics* diag = nullptr);
 
 /// Deregisters the check, bounded by `timeout`; failures are logged (the check then turns
 /// critical on the agent and stays there, bound to no session).

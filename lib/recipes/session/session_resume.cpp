@@ -72,11 +72,20 @@ asio::awaitable<resumed> resume_session(client consul, std::string id,
         // Proves the check is on this client's agent: passed from anywhere else, it would
         // turn critical and take the session with it.
         passed_at = clock::now();
-        if (co_await pass_health_check(consul, check_id, passed_at + cfg.health_ttl))
+        diagnostics why;
+        const auto failed =
+            co_await pass_health_check(consul, check_id, passed_at + cfg.health_ttl, &why);
+        // Consul: `CheckID "<id>" does not have associated TTL` for a check it does not have.
+        if (failed && why.server_message.find(check_id) != std::string::npos)
             co_return refuse(errc::check_critical, diag,
                              "session " + id + " is bound to health check " + check_id +
-                                 ", which this client's agent cannot pass: resume it through "
+                                 ", which this client's agent does not have: resume it through "
                                  "the agent of the node it was created on");
+        if (failed) {
+            if (diag)
+                *diag = std::move(why);
+            co_return resumed{failed, nullptr};
+        }
     }
     log_line(log_of(consul), log_level::info, "session ", id, " resumed (TTL ",
              std::chrono::nanoseconds(cfg.ttl), ")");
