@@ -7,6 +7,7 @@
 
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/semaphore.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
@@ -212,6 +213,43 @@ TEST_CASE_METHOD(recipes_fixture,
         CHECK(fresh.id() != id);
         CHECK(fresh.ttl() >= 10s);
         co_await fresh.async_destroy();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a permit whose session is handed over is had again by the successor without "
+                 "another slot",
+                 "[semaphore][hot-restart]") {
+    client successor{ioc.get_executor(), server.client_config()};
+    const std::string prefix = p + "pool";
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string id;
+        fencing_token token;
+        kv_entry before;
+        {
+            auto s = co_await session::async_create(consul, quick(10s));
+            semaphore pool{consul, prefix, 2};
+            auto permit = co_await pool.async_acquire(s);
+            token = permit.token();
+            id = s.id();
+            before = co_await read_key(consul, prefix + "/.lock");
+            CHECK(s.hand_over());
+            auto [released] = co_await permit.async_release(awaitable_tuple);
+            CHECK_FALSE(released);
+        }
+        auto s = co_await session::async_resume(successor, id);
+        semaphore pool{successor, prefix, 2};
+        auto permit = co_await pool.async_acquire(s);
+        CHECK(permit.token() == token);
+        const auto after = co_await read_key(successor, prefix + "/.lock");
+        CHECK(after.modify_index == before.modify_index); // .lock unwritten
+        auto status = co_await pool.async_status();
+        CHECK(status.free_slots == 1); // the same slot, not a second one
+
+        co_await permit.async_release();
+        co_await s.async_destroy();
+        co_await pool.async_destroy();
     };
     run(ioc, body());
 }
