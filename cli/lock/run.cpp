@@ -146,6 +146,9 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     }
     if (cfg.verbose && created.resumed())
         say("Resumed session " + created.id() + " from '" + cfg.session_file + "'");
+    else if (cfg.verbose && !scfg.resume_id.empty())
+        say("Session " + scfg.resume_id + " in '" + cfg.session_file +
+            "' is no longer known to Consul: created a new one");
     session_keeper keeper{std::move(created)};
     auto holder = make_lock_holder(consul, cfg.prefix, cfg.mode, cfg.limit, cfg.monitor_retries,
                                    cfg.session_name);
