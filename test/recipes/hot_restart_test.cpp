@@ -118,6 +118,26 @@ TEST_CASE_METHOD(recipes_fixture,
         auto again = co_await session::async_resume(consul, s.id());
         co_await again.async_destroy();
         co_await mutex.async_destroy();
+
+        // An acquire still waiting when its session is handed over ends with that reason.
+        auto holder = co_await session::async_create(consul, quick(10s));
+        auto waiter = co_await session::async_create(consul, quick(10s));
+        auto held = co_await mutex.async_acquire(holder);
+        lock other{consul, key};
+        auto hand_over_soon = [&]() -> asio::awaitable<bool> {
+            co_await sleep(50ms); // (either way: waiting or not yet, the acquire must fail)
+            co_return waiter.hand_over();
+        };
+        auto [acquired, not_held, handed] =
+            co_await (other.async_acquire(waiter, awaitable_tuple) && hand_over_soon());
+        CHECK(handed);
+        CHECK(acquired == errc::session_handed_over);
+        CHECK_FALSE(not_held.valid());
+        co_await held.async_release();
+        co_await holder.async_destroy();
+        auto resumed = co_await session::async_resume(consul, waiter.id());
+        co_await resumed.async_destroy();
+        co_await mutex.async_destroy();
     };
     run(ioc, body());
 }
