@@ -12,16 +12,23 @@ namespace json = boost::json;
 
 namespace {
 
-const char* status_word(check_status s) {
+// Consul's words for a check status: the status a check is registered with, and the verb
+// of its update endpoint (/v1/agent/check/<verb>/<id>).
+struct status_words {
+    const char* status;
+    const char* verb;
+};
+
+status_words words_of(check_status s) {
     switch (s) {
     case check_status::passing:
-        return "passing";
+        return {"passing", "pass"};
     case check_status::warning:
-        return "warning";
+        return {"warning", "warn"};
     case check_status::critical:
         break;
     }
-    return "critical";
+    return {"critical", "fail"};
 }
 
 // The agent answers for itself: like agent/self, no datacenter is sent.
@@ -61,7 +68,7 @@ std::string check_register_body(const agent_check_options& o) {
         body["ServiceID"] = o.service_id;
     body["TTL"] = codec::go::format_duration(o.ttl);
     if (o.status)
-        body["Status"] = status_word(*o.status);
+        body["Status"] = words_of(*o.status).status;
     if (!o.notes.empty())
         body["Notes"] = o.notes;
     return json::serialize(body);
@@ -89,8 +96,7 @@ error_code agent_check_deregister::build(api_call& call) const {
 
 error_code agent_check_update::build(api_call& call) const {
     call.endpoint = "agent_check_update";
-    static constexpr const char* verbs[] = {"pass", "warn", "fail"};
-    if (auto ec = build_id_write(call, verbs[static_cast<int>(status)], id, options))
+    if (auto ec = build_id_write(call, words_of(status).verb, id, options))
         return ec;
     if (!note.empty())
         call.param("note", note);
