@@ -27,7 +27,10 @@ namespace conclave {
 /// - `http_blocking_queries`: blocking queries in flight (gauge).
 /// - `http_connections`: connections open (gauge); `http_connections_opened_total`.
 /// - `session_renewals_total{result}` (`ok`, `failed`) and
-///   `session_renew_duration_seconds` (histogram).
+///   `session_renew_duration_seconds` (histogram);
+/// - `health_check_passes_total{result}` (`ok`, `failed`) and
+///   `health_check_pass_duration_seconds` (histogram): passes of the checks sessions are
+///   bound to (session_config::health_ttl).
 /// - `acquires_total{kind,outcome}`: acquires ended, `kind` `lock` (elections too) or
 ///   `semaphore`, `outcome` as acquire_outcome (`taken`, `handed_over`: a handoff, ...).
 /// - `acquire_wait_seconds{kind}`: histogram of the wait of acquires that were granted.
@@ -54,6 +57,7 @@ public:
     void connection_opened() override;
     void connection_closed() override;
     void session_renewed(const renew_event& e) override;
+    void check_passed(const check_pass_event& e) override;
     void health_changed(const health_event& e) override;
     void acquire_finished(const acquire_event& e) override;
     void leadership_changed(const leadership_event& e) override;

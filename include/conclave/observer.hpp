@@ -40,6 +40,15 @@ struct renew_event {
     std::chrono::nanoseconds duration{0};
 };
 
+/// A pass of the health check a session is bound to (session_config::health_ttl) that has
+/// ended (async_run passes it every third of its TTL).
+struct check_pass_event {
+    std::string_view session; ///< the session's ID
+    std::string_view check;   ///< the check's ID (session::health_check_id())
+    error_code error;         ///< empty: passed
+    std::chrono::nanoseconds duration{0};
+};
+
 /// What a grant is (an elector campaigns with a lock on its key: its acquires are a lock's).
 enum class grant_kind { lock, semaphore, multi_lock, read_write_lock };
 
@@ -116,6 +125,7 @@ public:
     virtual void connection_opened();
     virtual void connection_closed();
     virtual void session_renewed(const renew_event& e);
+    virtual void check_passed(const check_pass_event& e);
     virtual void health_changed(const health_event& e);
     virtual void acquire_finished(const acquire_event& e);
     virtual void leadership_changed(const leadership_event& e);

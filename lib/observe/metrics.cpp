@@ -47,6 +47,10 @@ const family_info families[] = {
     {"session_renewals_total", family_type::counter, "Session renewals, by result."},
     {"session_renew_duration_seconds", family_type::histogram, "Time of session renewals.",
      &request_buckets},
+    {"health_check_passes_total", family_type::counter,
+     "Passes of the health checks sessions are bound to, by result."},
+    {"health_check_pass_duration_seconds", family_type::histogram, "Time of health check passes.",
+     &request_buckets},
     {"acquires_total", family_type::counter,
      "Acquires that ended, by kind and outcome (handed_over: a handoff)."},
     {"acquire_wait_seconds", family_type::histogram, "Wait of the acquires that were granted.",
@@ -214,6 +218,12 @@ void metrics::session_renewed(const renew_event& e) {
     std::lock_guard lock{mutex_};
     store_->add("session_renewals_total", {{"result", e.error ? "failed" : "ok"}}, 1);
     store_->observe("session_renew_duration_seconds", {}, seconds(e.duration));
+}
+
+void metrics::check_passed(const check_pass_event& e) {
+    std::lock_guard lock{mutex_};
+    store_->add("health_check_passes_total", {{"result", e.error ? "failed" : "ok"}}, 1);
+    store_->observe("health_check_pass_duration_seconds", {}, seconds(e.duration));
 }
 
 void metrics::health_changed(const health_event& e) {

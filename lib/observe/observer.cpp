@@ -9,6 +9,7 @@ void observer::request_finished(const request_event&) {}
 void observer::connection_opened() {}
 void observer::connection_closed() {}
 void observer::session_renewed(const renew_event&) {}
+void observer::check_passed(const check_pass_event&) {}
 void observer::health_changed(const health_event&) {}
 void observer::acquire_finished(const acquire_event&) {}
 void observer::leadership_changed(const leadership_event&) {}

@@ -42,6 +42,16 @@ void report_renewal(const client& c, std::string_view session, const error_code&
 } catch (...) {
 }
 
+void report_check_pass(const client& c, std::string_view session, std::string_view check,
+                       const error_code& ec, std::chrono::nanoseconds took) noexcept try {
+    if (ec)
+        log_line(log_of(c), log_level::warning, "pass of health check ", check, " of session ",
+                 session, " failed after ", took, ": ", ec);
+    if (auto* o = observer_of(c))
+        o->check_passed(check_pass_event{session, check, ec, took});
+} catch (...) {
+}
+
 void report_acquire(const client& c, const acquire_event& e) noexcept try {
     const logger& log = log_of(c);
     switch (e.outcome) {

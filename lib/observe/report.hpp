@@ -29,6 +29,11 @@ void report_health(const client& c, hold_kind kind, std::string_view name, hold_
 void report_renewal(const client& c, std::string_view session, const error_code& ec,
                     std::chrono::nanoseconds took) noexcept;
 
+/// A pass of `session`'s health check `check` ended with `ec` after `took` (a failure:
+/// warning).
+void report_check_pass(const client& c, std::string_view session, std::string_view check,
+                       const error_code& ec, std::chrono::nanoseconds took) noexcept;
+
 /// An acquire ended (granted: info; failed: warning; timed out, cancelled: debug).
 void report_acquire(const client& c, const acquire_event& e) noexcept;
 

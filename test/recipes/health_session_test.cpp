@@ -5,6 +5,7 @@
 #include "recipes_fixture.hpp"
 
 #include <conclave/lock.hpp>
+#include <conclave/observer.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 
@@ -45,10 +46,11 @@ asio::awaitable<bool> check_gone(recipes_fixture& f, std::string id) {
 
 // Creates a session bound to a check registered a moment ago: the agent tells the servers
 // about a new check soon after, and until then Consul answers that it is missing.
-asio::awaitable<session> create_once_synced(recipes_fixture& f, session_config cfg) {
+asio::awaitable<session> create_once_synced(recipes_fixture& f, session_config cfg,
+                                            client* on = nullptr) {
     const auto end = std::chrono::steady_clock::now() + 20s;
     for (;;) {
-        auto [ec, s] = co_await session::async_create(f.consul, cfg, awaitable_tuple);
+        auto [ec, s] = co_await session::async_create(on ? *on : f.consul, cfg, awaitable_tuple);
         if (!ec || ec != errc::check_critical || std::chrono::steady_clock::now() > end) {
             REQUIRE_FALSE(ec);
             co_return s;
@@ -67,6 +69,22 @@ asio::awaitable<std::pair<error_code, std::string>> create_failure(client& c, se
     }
     co_return std::pair{error_code{}, std::string()};
 }
+
+// The passes of health checks a client's observer was told of.
+struct pass_log : observer {
+    explicit pass_log(asio::io_context& ioc)
+        : changed(ioc.get_executor()) {}
+    std::vector<std::string> passed; ///< the check of each successful pass
+    int failed = 0;
+    change_event changed;
+    void check_passed(const check_pass_event& e) override {
+        if (e.error)
+            ++failed;
+        else
+            passed.emplace_back(e.check);
+        changed.notify();
+    }
+};
 
 } // namespace
 
@@ -272,6 +290,29 @@ TEST_CASE_METHOD(recipes_fixture,
         co_await s.async_destroy();
         const bool gone = co_await check_gone(*this, check);
         CHECK(gone);
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "the passes of a session's health check are reported to the client's observer",
+                 "[session][health][observe]") {
+    auto log = std::make_shared<pass_log>(ioc);
+    auto cfg = server.client_config();
+    cfg.observer = log;
+    client observed{ioc.get_executor(), cfg};
+    auto body = [&]() -> asio::awaitable<void> {
+        auto s = co_await create_once_synced(*this, quick(20s).with_health_ttl(3s), &observed);
+        auto two_passes = [&]() -> asio::awaitable<void> {
+            while (log->passed.size() < 2)
+                co_await log->changed.wait();
+        };
+        auto r = co_await (s.async_run(awaitable_tuple) || two_passes());
+        CHECK(r.index() == 1);
+        CHECK(log->failed == 0);
+        for (const auto& check : log->passed)
+            CHECK(check == s.health_check_id());
+        co_await s.async_destroy();
     };
     run(ioc, body());
 }

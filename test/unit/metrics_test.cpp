@@ -83,6 +83,8 @@ TEST_CASE("metrics count grants, health changes and leadership by kind and reaso
     m.leadership_changed(leadership_event{"k", true, {}});
     m.leadership_changed(leadership_event{"k", false, "lost"});
     m.session_renewed(renew_event{"id", make_error_code(errc::server_error), 5ms});
+    m.check_passed(check_pass_event{"id", "check", {}, 3ms});
+    m.check_passed(check_pass_event{"id", "check", make_error_code(errc::timeout), 3ms});
 
     CHECK(m.value("acquires_total", {{"outcome", "handed_over"}, {"kind", "lock"}}) == 1);
     CHECK(m.value("acquires_total", {{"kind", "lock"}, {"outcome", "cancelled"}}) == 1);
@@ -95,6 +97,9 @@ TEST_CASE("metrics count grants, health changes and leadership by kind and reaso
     CHECK(m.value("leadership_changes_total", {{"change", "ended"}, {"cause", "lost"}}) == 1);
     CHECK(m.value("leading") == 0);
     CHECK(m.value("session_renewals_total", {{"result", "failed"}}) == 1);
+    CHECK(m.value("health_check_passes_total", {{"result", "ok"}}) == 1);
+    CHECK(m.value("health_check_passes_total", {{"result", "failed"}}) == 1);
+    CHECK(m.value("health_check_pass_duration_seconds_count") == 2);
     CHECK(m.value("no_such_metric") == 0);
 }
 

@@ -88,6 +88,7 @@ asio::awaitable<void> keep_check_passing(std::shared_ptr<session_state> s) {
         const auto ec = co_await pass_health_check(s->consul, s->check_id, s->policy.deadline());
         if (s->lost)
             co_return;
+        report_check_pass(s->consul, s->id, s->check_id, ec, clock::now() - now);
         if (!ec) {
             s->policy.on_check_passed(now);
             if (!s->policy.in_jeopardy(clock::now()) && std::exchange(s->in_jeopardy, false))
