@@ -100,7 +100,8 @@ struct leadership_event {
     bool leading = false; ///< true: began; false: ended
     /// Why it ended (empty when it began): "task_returned", "resigned", "handed_over" (to
     /// the preferred candidate), "lost" (the grant was lost), "task_failed", "stopped"
-    /// (async_run was cancelled). A fixed set: fit for a metric label.
+    /// (async_run was cancelled), "restarting" (the session was handed over to a successor
+    /// process, which goes on with the term). A fixed set: fit for a metric label.
     std::string_view cause;
 };
 

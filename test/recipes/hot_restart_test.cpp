@@ -7,6 +7,7 @@
 
 #include <conclave/hold_scope.hpp>
 #include <conclave/lock.hpp>
+#include <conclave/observer.hpp>
 #include <conclave/semaphore.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -142,10 +143,27 @@ TEST_CASE_METHOD(recipes_fixture,
     run(ioc, body());
 }
 
+namespace {
+
+// The causes of the terms a client's observer saw end.
+struct term_ends : observer {
+    std::vector<std::string> causes;
+    void leadership_changed(const leadership_event& e) override {
+        if (!e.leading)
+            causes.emplace_back(e.cause);
+    }
+};
+
+} // namespace
+
 TEST_CASE_METHOD(recipes_fixture,
                  "a leader hands over and its successor leads on in the same term: observers "
                  "see no change",
                  "[elector][hot-restart]") {
+    auto ends = std::make_shared<term_ends>();
+    auto observed = server.client_config();
+    observed.observer = ends;
+    client predecessor{ioc.get_executor(), observed};
     client successor{ioc.get_executor(), server.client_config()};
     client watcher{ioc.get_executor(), server.client_config()};
     const std::string key = p + "leader";
@@ -154,7 +172,7 @@ TEST_CASE_METHOD(recipes_fixture,
         auto observer = seen.observe();
 
         // The predecessor leads with a session of its own, then hands it over.
-        candidate first{*this, consul, elector_options{}.with_value("10.0.0.1:80")};
+        candidate first{*this, predecessor, elector_options{}.with_value("10.0.0.1:80")};
         error_code first_ended = make_error_code(errc::timeout);
         bool first_done = false;
         first.el.async_run(quick(10s), first.lead_forever(), [&](error_code ec) {
@@ -174,7 +192,8 @@ TEST_CASE_METHOD(recipes_fixture,
         co_await first.wait_until([&] { return first_done && first.tasks_returned == 1; });
         CHECK_FALSE(first_ended); // success: handed over
         CHECK_FALSE(first.el.is_leader());
-        CHECK(first.el.hand_over().empty()); // nothing running any more
+        CHECK(first.el.hand_over().empty());                           // nothing running any more
+        CHECK(ends->causes == std::vector<std::string>{"restarting"}); // (not "lost")
 
         // The successor resumes the session and leads at once with the same token.
         std::vector<bool> resumed;

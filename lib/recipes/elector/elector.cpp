@@ -193,7 +193,8 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
             co_await lease.async_release(tuple_awaitable);
         E->current.reset();
         E->changed.notify_all();
-        term.ended(end_cause(cancelled, failure, ended_by));
+        // (A hand-over to a successor process is no loss: the term goes on there.)
+        term.ended(s.state()->handed_over ? "restarting" : end_cause(cancelled, failure, ended_by));
 
         if (cancelled)
             co_return make_error_code(asio::error::operation_aborted);
