@@ -29,7 +29,9 @@ std::optional<kv_entry> entry(cli_fixture& f, const std::string& key) {
 // Runs `args` + the logging command twice, handing over from the first run to the second:
 // both have the same token, the key is not written in between, and the second's ordinary
 // stop ends the session and removes the file.
-void hand_over_and_resume(cli_fixture& f, std::vector<std::string> args, const std::string& key) {
+// `key`: the key the token names (a lock's, held with the session; or a semaphore's .lock).
+void hand_over_and_resume(cli_fixture& f, std::vector<std::string> args, const std::string& key,
+                          bool held_with_session = true) {
     const auto log = f.path("log");
     const auto file = f.path("session");
     args.insert(args.begin() + 1, {"-session-file", file});
@@ -40,7 +42,9 @@ void hand_over_and_resume(cli_fixture& f, std::vector<std::string> args, const s
     const auto token = read_lines(log).front();
     const auto held = entry(f, key);
     REQUIRE(held);
-    CHECK(held->session == token_session(token));
+    CHECK(held->modify_index == token_modify_index(token));
+    if (held_with_session)
+        CHECK(held->session == token_session(token));
     CHECK(read_lines(file) == std::vector<std::string>{token_session(token)});
 
     first->signal(SIGUSR2);
@@ -76,6 +80,13 @@ TEST_CASE("lock: SIGUSR2 with -session-file hands the lock to the next conclave 
           "[lock][hot-restart]") {
     cli_fixture f;
     hand_over_and_resume(f, {"lock", "svc/upgrade"}, "svc/upgrade/.lock");
+}
+
+TEST_CASE("lock -n: SIGUSR2 with -session-file hands the slot to the next conclave with the "
+          "same token",
+          "[lock][hot-restart]") {
+    cli_fixture f;
+    hand_over_and_resume(f, {"lock", "-n", "2", "svc/pool"}, "svc/pool/.lock", false);
 }
 
 TEST_CASE("elect: SIGUSR2 with -session-file hands the leadership to the next conclave in the "
