@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "cli/barrier/enter.hpp"
+#include "cli/common/child_run.hpp"
+#include "cli/common/own_session.hpp"
+#include "cli/common/recipe_command.hpp"
+#include "cli/common/session_ttl.hpp"
+#include "cli/common/startup_check.hpp"
+
+#include <conclave/barrier.hpp>
+
+#include <cstdio>
+
+namespace conclave::cli {
+
+namespace asio = boost::asio;
+
+namespace {
+
+void say(const std::string& text) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+}
+
+asio::awaitable<error_code> enter(double_barrier& b, session& s) {
+    auto [ec] = co_await b.async_enter(s, recipe_tuple_awaitable);
+    co_return ec;
+}
+
+asio::awaitable<error_code> leave(double_barrier& b, session& s) {
+    auto [ec] = co_await b.async_leave(s, recipe_tuple_awaitable);
+    co_return ec;
+}
+
+} // namespace
+
+asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client& consul,
+                                       asio::signal_set& signals) {
+    if (auto stop = co_await check_agent(consul, signals, "barrier enter"))
+        co_return *stop;
+    auto keeper = co_await create_own_session(consul, cfg, "Barrier enter");
+    if (!keeper)
+        co_return exit_code::error;
+    diagnostics d;
+    double_barrier b{consul, cfg.prefix, cfg.participants, barrier_options{}.with_diag(&d)};
+
+    if (cfg.verbose)
+        say("Entering double barrier " + cfg.prefix);
+    const auto entered = co_await bounded_wait(enter(b, keeper->get()), cfg.timeout, signals);
+    if (entered.ended != bounded_outcome::how::done || entered.ec) {
+        // A cancelled or failed enter deleted its key.
+        const int code = bounded_failure(entered, "entering double barrier " + cfg.prefix,
+                                         cfg.timeout, d, consul);
+        const bool cleaned = co_await end_own_session(*keeper);
+        co_return cleaned ? code : exit_code::error;
+    }
+
+    if (cfg.verbose)
+        say("Double barrier open, starting child");
+    // (Named, not braced inside the co_await: g++ 12 destroys such temporaries twice.)
+    std::vector<std::string> env{"CONCLAVE_BARRIER_PARTICIPANTS=" +
+                                     std::to_string(cfg.participants),
+                                 "CONCLAVE_SESSION_TTL=" + ttl_seconds(keeper->get().ttl())};
+    const auto held = held_session(keeper->get(), "Barrier session");
+    int code = co_await run_child(cfg, cfg.child_exit_code, std::move(env), held, signals);
+
+    // Leave and wait for the round, unless the command was cut short (a signal, the
+    // session's loss: its key is gone with it).
+    if (code == exit_code::ok || code == exit_code::child_failed || code == exit_code::error) {
+        if (cfg.verbose)
+            say("Leaving double barrier " + cfg.prefix);
+        const auto left =
+            co_await bounded_wait(leave(b, keeper->get()), std::chrono::nanoseconds{0}, signals);
+        if (left.ended != bounded_outcome::how::done || left.ec)
+            code = bounded_failure(left, "leaving double barrier " + cfg.prefix, {}, d, consul);
+    }
+    const bool cleaned = co_await end_own_session(*keeper);
+    if (code == exit_code::lock_lost || code >= exit_code::interrupted_base)
+        co_return code;
+    co_return cleaned ? code : exit_code::error;
+}
+
+} // namespace conclave::cli

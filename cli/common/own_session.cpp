@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSL-1.0
+#include "cli/common/failure.hpp"
+#include "cli/common/own_session.hpp"
+
+#include <cstdio>
+
+namespace conclave::cli {
+
+namespace asio = boost::asio;
+
+asio::awaitable<std::unique_ptr<session_keeper>>
+create_own_session(client& consul, const held_command_settings& cfg, const std::string& what) {
+    auto scfg = session_config{}
+                    .with_name(cfg.session_name)
+                    .with_ttl(cfg.ttl)
+                    .with_lock_delay(cfg.lock_delay)
+                    .with_behavior(session_behavior::delete_keys)
+                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
+    if (const auto f = failure_of(create_failed)) {
+        std::fprintf(stderr, "%s failed: failed to create session: %s\n", what.c_str(),
+                     f.text.c_str());
+        co_return nullptr;
+    }
+    co_return std::make_unique<session_keeper>(std::move(created));
+}
+
+asio::awaitable<bool> end_own_session(session_keeper& keeper) {
+    if (auto ec = co_await keeper.stop(); ec) {
+        std::fprintf(stderr,
+                     "Session cleanup failed: %s (Consul drops it, and its keys, when its TTL "
+                     "runs out)\n",
+                     ec.message().c_str());
+        co_return false;
+    }
+    co_return true;
+}
+
+} // namespace conclave::cli
