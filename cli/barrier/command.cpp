@@ -58,7 +58,7 @@ Options:
                            signal.
 )";
 
-enum class operation { set, remove, wait, enter };
+enum class operation { set, remove, wait };
 
 struct plain_request {
     plain_request() = default; // not an aggregate: it is a coroutine's parameter (g++ 12)
@@ -67,21 +67,13 @@ struct plain_request {
     std::chrono::nanoseconds timeout{0};
 };
 
-asio::awaitable<error_code> wait_removed(barrier& b) {
-    auto [ec] = co_await b.async_wait(recipe_tuple_awaitable);
-    co_return ec;
-}
-
 asio::awaitable<int> run_plain(client& consul, asio::signal_set& signals, plain_request r) {
     diagnostics d;
     barrier b{consul, r.key, barrier_options{}.with_diag(&d)};
-    if (r.op == operation::wait) {
-        const auto o = co_await bounded_wait(wait_removed(b), r.timeout, signals);
-        if (o.ended == bounded_outcome::how::done && !o.ec)
-            co_return exit_code::ok;
-        co_return bounded_failure(o, "wait for barrier " + r.key + " to be removed", r.timeout, d,
-                                  consul);
-    }
+    if (r.op == operation::wait)
+        co_return co_await wait_or_fail(error_of(b.async_wait(recipe_tuple_awaitable)), r.timeout,
+                                        signals, "wait for barrier " + r.key + " to be removed", d,
+                                        consul);
     auto [ec] = r.op == operation::set ? co_await b.async_set(recipe_tuple_awaitable)
                                        : co_await b.async_remove(recipe_tuple_awaitable);
     if (ec)
@@ -93,26 +85,13 @@ asio::awaitable<int> run_plain(client& consul, asio::signal_set& signals, plain_
 
 int barrier_command(args a) {
     const std::string usage = barrier_usage_head + held_command_help("barrier session");
-    if (a.empty())
-        return usage_error("Error! Missing operation: set, remove, wait or enter", usage.c_str());
-    const std::string_view op = a[0];
-    if (op == "-help" || op == "-h" || op == "--help") {
-        std::fputs(usage.c_str(), stdout);
-        std::fputs(http_flags_usage, stdout);
-        return exit_code::ok;
-    }
+    std::string_view op;
+    if (auto stop = choose_operation(a, {"set", "remove", "wait", "enter"},
+                                     "set, remove, wait or enter", usage, op))
+        return *stop;
     barrier_enter_settings cfg;
     plain_request plain;
-    if (op == "set")
-        plain.op = operation::set;
-    else if (op == "remove")
-        plain.op = operation::remove;
-    else if (op == "wait")
-        plain.op = operation::wait;
-    else if (op != "enter")
-        return usage_error("Error! Unknown operation '" + std::string(op) +
-                               "': use set, remove, wait or enter",
-                           usage.c_str());
+    plain.op = op == "set" ? operation::set : op == "remove" ? operation::remove : operation::wait;
     const bool entering = op == "enter";
     flag_set flags;
     held_command_flags held;

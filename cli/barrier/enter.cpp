@@ -14,24 +14,6 @@ namespace conclave::cli {
 
 namespace asio = boost::asio;
 
-namespace {
-
-void say(const std::string& text) {
-    std::fprintf(stderr, "%s\n", text.c_str());
-}
-
-asio::awaitable<error_code> enter(double_barrier& b, session& s) {
-    auto [ec] = co_await b.async_enter(s, recipe_tuple_awaitable);
-    co_return ec;
-}
-
-asio::awaitable<error_code> leave(double_barrier& b, session& s) {
-    auto [ec] = co_await b.async_leave(s, recipe_tuple_awaitable);
-    co_return ec;
-}
-
-} // namespace
-
 asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client& consul,
                                        asio::signal_set& signals) {
     if (auto stop = co_await check_agent(consul, signals, "barrier enter"))
@@ -44,13 +26,13 @@ asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client
 
     if (cfg.verbose)
         say("Entering double barrier " + cfg.prefix);
-    const auto entered = co_await bounded_wait(enter(b, keeper->get()), cfg.timeout, signals);
-    if (entered.ended != bounded_outcome::how::done || entered.ec) {
-        // A cancelled or failed enter deleted its key.
-        const int code = bounded_failure(entered, "entering double barrier " + cfg.prefix,
-                                         cfg.timeout, d, consul);
+    // A cancelled or failed enter deletes its key.
+    const int entered = co_await wait_or_fail(
+        error_of(b.async_enter(keeper->get(), recipe_tuple_awaitable)), cfg.timeout, signals,
+        "entering double barrier " + cfg.prefix, d, consul);
+    if (entered != exit_code::ok) {
         const bool cleaned = co_await end_own_session(*keeper);
-        co_return cleaned ? code : exit_code::error;
+        co_return cleaned ? entered : exit_code::error;
     }
 
     if (cfg.verbose)
@@ -67,10 +49,12 @@ asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client
     if (code == exit_code::ok || code == exit_code::child_failed || code == exit_code::error) {
         if (cfg.verbose)
             say("Leaving double barrier " + cfg.prefix);
-        const auto left =
-            co_await bounded_wait(leave(b, keeper->get()), std::chrono::nanoseconds{0}, signals);
-        if (left.ended != bounded_outcome::how::done || left.ec)
-            code = bounded_failure(left, "leaving double barrier " + cfg.prefix, {}, d, consul);
+        const int left =
+            co_await wait_or_fail(error_of(b.async_leave(keeper->get(), recipe_tuple_awaitable)),
+                                  std::chrono::nanoseconds{0}, signals,
+                                  "leaving double barrier " + cfg.prefix, d, consul);
+        if (left != exit_code::ok)
+            code = left;
     }
     const bool cleaned = co_await end_own_session(*keeper);
     if (code == exit_code::lock_lost || code >= exit_code::interrupted_base)

@@ -27,10 +27,6 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-void say(const std::string& text) {
-    std::fprintf(stderr, "%s\n", text.c_str());
-}
-
 // An arm of `||` that never completes when nothing can be lost.
 asio::awaitable<error_code> lost(const held_by_child& held) {
     if (held.wait_lost)
@@ -40,6 +36,8 @@ asio::awaitable<error_code> lost(const held_by_child& held) {
     auto [ec] = co_await never.async_wait(tuple_awaitable);
     co_return ec;
 }
+
+} // namespace
 
 std::string describe_loss(const error_code& ec) {
     if (ec == errc::lock_lost)
@@ -51,7 +49,9 @@ std::string describe_loss(const error_code& ec) {
     return ec.message();
 }
 
-} // namespace
+void say(const std::string& text) {
+    std::fprintf(stderr, "%s\n", text.c_str());
+}
 
 held_by_child held_grant(const grant& g, std::string what) {
     held_by_child h;

@@ -46,6 +46,13 @@ boost::asio::awaitable<int> run_child(const held_command_settings& cfg, bool chi
                                       std::vector<std::string> env, const held_by_child& held,
                                       boost::asio::signal_set& signals);
 
+/// Why a grant or a session was lost, in words (errc::lock_lost, session_invalidated,
+/// session_expired; others: their message).
+std::string describe_loss(const error_code& ec);
+
+/// `text` and a newline on stderr.
+void say(const std::string& text);
+
 /// The command after its `leading` arguments, without a `--` that would start it.
 std::vector<std::string> command_after(const std::vector<std::string_view>& rest,
                                        std::size_t leading);

@@ -56,6 +56,20 @@ asio::awaitable<bounded_outcome> bounded_wait(asio::awaitable<error_code> op,
     co_return o;
 }
 
+asio::awaitable<error_code> error_of(asio::awaitable<std::tuple<error_code>> op) {
+    auto [ec] = co_await std::move(op);
+    co_return ec;
+}
+
+asio::awaitable<int> wait_or_fail(asio::awaitable<error_code> op, std::chrono::nanoseconds timeout,
+                                  asio::signal_set& signals, std::string what, const diagnostics& d,
+                                  const client& consul) {
+    const auto o = co_await bounded_wait(std::move(op), timeout, signals);
+    if (o.ended == bounded_outcome::how::done && !o.ec)
+        co_return exit_code::ok;
+    co_return bounded_failure(o, what, timeout, d, consul);
+}
+
 int bounded_failure(const bounded_outcome& o, const std::string& what,
                     std::chrono::nanoseconds timeout, const diagnostics& d, const client& consul) {
     switch (o.ended) {
@@ -79,6 +93,24 @@ std::optional<int> check_positive(std::int64_t value, std::int64_t most, const c
     return usage_error(std::string("Error! -") + flag + " must be between 1 and " +
                            std::to_string(most) + " (got " + std::to_string(value) + ")",
                        usage);
+}
+
+std::optional<int> choose_operation(args a, std::initializer_list<std::string_view> ops,
+                                    const char* choices, const std::string& usage,
+                                    std::string_view& op) {
+    if (a.empty())
+        return usage_error(std::string("Error! Missing operation: ") + choices, usage.c_str());
+    op = a[0];
+    if (op == "-help" || op == "-h" || op == "--help") {
+        std::fputs(usage.c_str(), stdout);
+        std::fputs(http_flags_usage, stdout);
+        return exit_code::ok;
+    }
+    for (const auto known : ops)
+        if (op == known)
+            return std::nullopt;
+    return usage_error("Error! Unknown operation '" + std::string(op) + "': use " + choices,
+                       usage.c_str());
 }
 
 std::optional<int> one_argument(const std::vector<std::string_view>& rest, const char* what,

@@ -18,9 +18,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace conclave::cli {
@@ -62,11 +64,30 @@ boost::asio::awaitable<bounded_outcome> bounded_wait(boost::asio::awaitable<erro
                                                      std::chrono::nanoseconds timeout,
                                                      boost::asio::signal_set& signals);
 
+/// The error of a `void(error_code)` operation started with recipe_tuple_awaitable, as an
+/// awaitable<error_code> (an arm for bounded_wait).
+boost::asio::awaitable<error_code> error_of(boost::asio::awaitable<std::tuple<error_code>> op);
+
+/// bounded_wait, then exit_code::ok when `op` succeeded, bounded_failure's status
+/// otherwise.
+boost::asio::awaitable<int> wait_or_fail(boost::asio::awaitable<error_code> op,
+                                         std::chrono::nanoseconds timeout,
+                                         boost::asio::signal_set& signals, std::string what,
+                                         const diagnostics& d, const client& consul);
+
 /// The exit status of a bounded wait that did not end in success, its reason on stderr:
 /// "Timeout: <what> within <timeout>" (exit_code::timed_out), "Shutdown triggered during
 /// <what>" (128 + the signal), or the failure (exit_code::error).
 int bounded_failure(const bounded_outcome& o, const std::string& what,
                     std::chrono::nanoseconds timeout, const diagnostics& d, const client& consul);
+
+/// The operation a command's first argument names, one of `ops` (which `choices` lists in
+/// words: "create, count-down, get or wait"), in `op`. Otherwise the exit status: the help
+/// on stdout for -help (0); "Error! Missing operation: <choices>" or "Error! Unknown
+/// operation '<op>': use <choices>" and the help on stderr (1).
+std::optional<int> choose_operation(args a, std::initializer_list<std::string_view> ops,
+                                    const char* choices, const std::string& usage,
+                                    std::string_view& op);
 
 /// Empty when 1 <= `value` <= `most`; otherwise "Error! -<flag> must be between 1 and
 /// <most> (got <value>)" and the usage: exit 1. For the counts given as flags.

@@ -119,18 +119,10 @@ asio::awaitable<int> run_group_watch(client& consul, asio::signal_set& signals, 
 
 int group_command(args a) {
     const std::string usage = group_usage_head + held_command_help("membership");
-    if (a.empty())
-        return usage_error("Error! Missing operation: join, members or watch", usage.c_str());
-    const std::string_view op = a[0];
-    if (op == "-help" || op == "-h" || op == "--help") {
-        std::fputs(usage.c_str(), stdout);
-        std::fputs(http_flags_usage, stdout);
-        return exit_code::ok;
-    }
-    if (op != "join" && op != "members" && op != "watch")
-        return usage_error("Error! Unknown operation '" + std::string(op) +
-                               "': use join, members or watch",
-                           usage.c_str());
+    std::string_view op;
+    if (auto stop =
+            choose_operation(a, {"join", "members", "watch"}, "join, members or watch", usage, op))
+        return *stop;
     group_join_settings cfg;
     flag_set flags;
     held_command_flags held;

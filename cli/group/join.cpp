@@ -16,10 +16,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-void say(const std::string& text) {
-    std::fprintf(stderr, "%s\n", text.c_str());
-}
-
 asio::awaitable<error_code> join(group& g, session& s, const group_join_settings& cfg,
                                  membership& out) {
     auto [ec, m] = co_await g.async_join(s, cfg.id, cfg.value, recipe_tuple_awaitable);

@@ -58,11 +58,6 @@ struct latch_request {
     std::chrono::nanoseconds timeout{0};
 };
 
-asio::awaitable<error_code> wait_open(countdown_latch& l) {
-    auto [ec] = co_await l.async_wait(recipe_tuple_awaitable);
-    co_return ec;
-}
-
 asio::awaitable<int> run_latch(client& consul, asio::signal_set& signals, latch_request r) {
     diagnostics d;
     countdown_latch l{consul, r.key, latch_options{}.with_diag(&d)};
@@ -93,12 +88,9 @@ asio::awaitable<int> run_latch(client& consul, asio::signal_set& signals, latch_
         count = now;
         break;
     }
-    case operation::wait: {
-        const auto o = co_await bounded_wait(wait_open(l), r.timeout, signals);
-        if (o.ended == bounded_outcome::how::done && !o.ec)
-            co_return exit_code::ok;
-        co_return bounded_failure(o, "wait for latch " + r.key, r.timeout, d, consul);
-    }
+    case operation::wait:
+        co_return co_await wait_or_fail(error_of(l.async_wait(recipe_tuple_awaitable)), r.timeout,
+                                        signals, "wait for latch " + r.key, d, consul);
     }
     if (ec)
         co_return report_failure(ec, d, consul);
@@ -109,28 +101,16 @@ asio::awaitable<int> run_latch(client& consul, asio::signal_set& signals, latch_
 } // namespace
 
 int latch_command(args a) {
-    if (a.empty())
-        return usage_error("Error! Missing operation: create, count-down, get or wait",
-                           latch_usage);
-    const std::string_view op = a[0];
-    if (op == "-help" || op == "-h" || op == "--help") {
-        std::fputs(latch_usage, stdout);
-        std::fputs(http_flags_usage, stdout);
-        return exit_code::ok;
-    }
+    const std::string usage = latch_usage;
+    std::string_view op;
+    if (auto stop = choose_operation(a, {"create", "count-down", "get", "wait"},
+                                     "create, count-down, get or wait", usage, op))
+        return *stop;
     latch_request r;
-    if (op == "create")
-        r.op = operation::create;
-    else if (op == "count-down")
-        r.op = operation::count_down;
-    else if (op == "get")
-        r.op = operation::get;
-    else if (op == "wait")
-        r.op = operation::wait;
-    else
-        return usage_error("Error! Unknown operation '" + std::string(op) +
-                               "': use create, count-down, get or wait",
-                           latch_usage);
+    r.op = op == "create"       ? operation::create
+           : op == "count-down" ? operation::count_down
+           : op == "get"        ? operation::get
+                                : operation::wait;
     flag_set flags;
     http_flags http;
     std::int64_t count = 0;

@@ -11,13 +11,7 @@ namespace {
 using result = std::pair<int, std::string>;
 
 result latch(const cli_fixture& f, std::vector<std::string> args) {
-    args.insert(args.begin(), "latch");
-    auto p = f.run(args);
-    const int code = p->wait();
-    if (code == 0) {
-        CHECK(p->err().empty());
-    }
-    return {code, p->out()};
+    return output_of(f, "latch", std::move(args));
 }
 
 } // namespace
