@@ -4,7 +4,6 @@
 #include "cli/common/own_session.hpp"
 #include "cli/common/recipe_command.hpp"
 #include "cli/common/session_ttl.hpp"
-#include "cli/common/startup_check.hpp"
 
 #include <conclave/barrier.hpp>
 
@@ -16,11 +15,11 @@ namespace asio = boost::asio;
 
 asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client& consul,
                                        asio::signal_set& signals) {
-    if (auto stop = co_await check_agent(consul, signals, "barrier enter"))
-        co_return *stop;
-    auto keeper = co_await create_own_session(consul, cfg, "Barrier enter");
-    if (!keeper)
-        co_return exit_code::error;
+    auto started =
+        co_await start_own_session(consul, signals, cfg, "barrier enter", "Barrier enter");
+    if (!started.keeper)
+        co_return started.status;
+    auto& keeper = started.keeper;
     diagnostics d;
     double_barrier b{consul, cfg.prefix, cfg.participants, barrier_options{}.with_diag(&d)};
 

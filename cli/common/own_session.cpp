@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/failure.hpp"
 #include "cli/common/own_session.hpp"
+#include "cli/common/startup_check.hpp"
+#include "cli/exit_codes.hpp"
 
 #include <cstdio>
 
@@ -8,8 +10,15 @@ namespace conclave::cli {
 
 namespace asio = boost::asio;
 
-asio::awaitable<std::unique_ptr<session_keeper>>
-create_own_session(client& consul, const held_command_settings& cfg, const std::string& what) {
+asio::awaitable<own_session_start> start_own_session(client& consul, asio::signal_set& signals,
+                                                     const held_command_settings& cfg,
+                                                     const std::string& stage,
+                                                     const std::string& what) {
+    own_session_start started;
+    if (auto stop = co_await check_agent(consul, signals, stage)) {
+        started.status = *stop;
+        co_return started;
+    }
     auto scfg = session_config{}
                     .with_name(cfg.session_name)
                     .with_ttl(cfg.ttl)
@@ -20,9 +29,11 @@ create_own_session(client& consul, const held_command_settings& cfg, const std::
     if (const auto f = failure_of(create_failed)) {
         std::fprintf(stderr, "%s failed: failed to create session: %s\n", what.c_str(),
                      f.text.c_str());
-        co_return nullptr;
+        started.status = exit_code::error;
+        co_return started;
     }
-    co_return std::make_unique<session_keeper>(std::move(created));
+    started.keeper = std::make_unique<session_keeper>(std::move(created));
+    co_return started;
 }
 
 asio::awaitable<bool> end_own_session(session_keeper& keeper) {

@@ -3,7 +3,6 @@
 #include "cli/common/own_session.hpp"
 #include "cli/common/recipe_command.hpp"
 #include "cli/common/session_ttl.hpp"
-#include "cli/common/startup_check.hpp"
 #include "cli/group/join.hpp"
 
 #include <conclave/group.hpp>
@@ -27,11 +26,10 @@ asio::awaitable<error_code> join(group& g, session& s, const group_join_settings
 
 asio::awaitable<int> run_group_join(const group_join_settings& cfg, client& consul,
                                     asio::signal_set& signals) {
-    if (auto stop = co_await check_agent(consul, signals, "group join"))
-        co_return *stop;
-    auto keeper = co_await create_own_session(consul, cfg, "Group join");
-    if (!keeper)
-        co_return exit_code::error;
+    auto started = co_await start_own_session(consul, signals, cfg, "group join", "Group join");
+    if (!started.keeper)
+        co_return started.status;
+    auto& keeper = started.keeper;
     diagnostics d;
     group g{consul, cfg.prefix, group_options{}.with_diag(&d)};
     membership member;
