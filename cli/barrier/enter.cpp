@@ -43,18 +43,15 @@ asio::awaitable<int> run_barrier_enter(const barrier_enter_settings& cfg, client
     const auto held = held_session(keeper->get(), "Barrier session");
     int code = co_await run_child(cfg, cfg.child_exit_code, std::move(env), held, signals);
 
-    // Leave and wait for the round, unless the command was cut short (a signal, the
-    // session's loss: its key is gone with it).
-    if (code == exit_code::ok || code == exit_code::child_failed || code == exit_code::error) {
-        if (cfg.verbose)
-            say("Leaving double barrier " + cfg.prefix);
-        const int left =
-            co_await wait_or_fail(error_of(b.async_leave(keeper->get(), recipe_tuple_awaitable)),
-                                  std::chrono::nanoseconds{0}, signals,
-                                  "leaving double barrier " + cfg.prefix, d, consul);
-        if (left != exit_code::ok)
-            code = left;
-    }
+    // Leave and wait for the round, also after a loss or a signal: the last to see its round
+    // gone deletes the marker (the only participant included). Another signal ends the wait.
+    if (cfg.verbose)
+        say("Leaving double barrier " + cfg.prefix);
+    const int left = co_await wait_or_fail(
+        error_of(b.async_leave(keeper->get(), recipe_tuple_awaitable)), std::chrono::nanoseconds{0},
+        signals, "leaving double barrier " + cfg.prefix, d, consul);
+    if (left != exit_code::ok && (code == exit_code::ok || code == exit_code::child_failed))
+        code = left;
     const bool cleaned = co_await end_own_session(*keeper);
     if (code == exit_code::lock_lost || code >= exit_code::interrupted_base)
         co_return code;

@@ -63,6 +63,23 @@ TEST_CASE("barrier: enter gives up after -timeout and a signal ends its wait", "
     CHECK(read_lines(log).empty());
 }
 
+TEST_CASE("barrier: a lost session stops the command and exits 3", "[barrier]") {
+    cli_fixture f;
+    const auto log = f.path("log");
+    // One participant: the barrier opens at once.
+    auto p = f.run({"barrier", "enter", "-n=1", "jobs/lost",
+                    "echo ready >> " + log + "; sleep 60; echo finished >> " + log});
+    REQUIRE(poll_until([&] { return read_lines(log).size() == 1; }, 30s));
+    const auto sessions = f.sessions();
+    REQUIRE(sessions.size() == 1);
+    REQUIRE(f.agent.expire_session(sessions.at(0).id));
+    const int code = p->wait(30s);
+    INFO(p->err());
+    CHECK(code == 3);
+    CHECK(has(p->err(), "Barrier session lost"));
+    CHECK(read_lines(log).size() == 1); // the command did not run to its end
+}
+
 TEST_CASE("barrier: participants expecting another count are refused", "[barrier]") {
     cli_fixture f;
     auto three = f.run({"barrier", "enter", "-n=3", "jobs/n", "true"});
