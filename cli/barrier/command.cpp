@@ -4,7 +4,6 @@
 #include "cli/barrier/enter.hpp"
 #include "cli/commands.hpp"
 #include "cli/common/child_run.hpp"
-#include "cli/common/key_path.hpp"
 #include "cli/common/recipe_command.hpp"
 
 #include <conclave/barrier.hpp>
@@ -132,10 +131,8 @@ int barrier_command(args a) {
     if (bad_timeout(timeout) || refused(check_session_ttl(held.ttl)) ||
         refused(check_lock_delay(held.lock_delay)))
         return exit_code::error;
-    cfg.prefix = clean_key_path(rest[0]);
-    if (cfg.prefix.empty())
-        return usage_error("Error! Key prefix '" + std::string(rest[0]) + "' names no key",
-                           usage.c_str());
+    if (auto stop = key_prefix(rest[0], cfg.prefix, usage))
+        return *stop;
     cfg.participants = static_cast<std::uint32_t>(participants);
     cfg.timeout = timeout;
     held.store(cfg);

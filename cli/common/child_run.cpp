@@ -130,6 +130,8 @@ asio::awaitable<int> run_child(const held_command_settings& cfg, bool child_exit
 
 std::vector<std::string> command_after(const std::vector<std::string_view>& rest,
                                        std::size_t leading) {
+    if (rest.size() <= leading)
+        return {};
     auto first = rest.begin() + static_cast<std::ptrdiff_t>(leading);
     if (first != rest.end() && *first == "--")
         ++first;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSL-1.0
+#include "cli/common/key_path.hpp"
 #include "cli/common/recipe_command.hpp"
 #include "cli/common/startup_check.hpp"
 #include "cli/kv/common.hpp"
@@ -122,6 +123,15 @@ std::optional<int> one_argument(const std::vector<std::string_view>& rest, const
                                ")",
                            usage.c_str());
     return std::nullopt;
+}
+
+std::optional<int> key_prefix(std::string_view given, std::string& prefix,
+                              const std::string& usage) {
+    prefix = clean_key_path(given);
+    if (!prefix.empty())
+        return std::nullopt;
+    return usage_error("Error! Key prefix '" + std::string(given) + "' names no key",
+                       usage.c_str());
 }
 
 bool bad_timeout(std::chrono::nanoseconds timeout) {

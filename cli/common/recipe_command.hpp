@@ -118,6 +118,11 @@ std::optional<int> only_for(const flag_set& flags, const Names& names, const cha
 std::optional<int> one_argument(const std::vector<std::string_view>& rest, const char* what,
                                 const std::string& usage);
 
+/// `given` cleaned (clean_key_path) into `prefix`; when nothing is left, "Error! Key prefix
+/// '<given>' names no key" and the usage: exit 1.
+std::optional<int> key_prefix(std::string_view given, std::string& prefix,
+                              const std::string& usage);
+
 /// Refuses a negative -timeout, as `lock` does ("Timeout must be positive").
 bool bad_timeout(std::chrono::nanoseconds timeout);
 

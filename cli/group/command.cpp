@@ -4,7 +4,6 @@
 #include "cli/commands.hpp"
 #include "cli/common/child_run.hpp"
 #include "cli/common/escape_value.hpp"
-#include "cli/common/key_path.hpp"
 #include "cli/common/recipe_command.hpp"
 #include "cli/common/startup_check.hpp"
 #include "cli/group/join.hpp"
@@ -145,10 +144,9 @@ int group_command(args a) {
             return usage_error("Error! -count is for watch", usage.c_str());
         if (auto stop = one_argument(rest, "PREFIX", usage))
             return *stop;
-        const std::string prefix = clean_key_path(rest[0]);
-        if (prefix.empty())
-            return usage_error("Error! Key prefix '" + std::string(rest[0]) + "' names no key",
-                               usage.c_str());
+        std::string prefix;
+        if (auto stop = key_prefix(rest[0], prefix, usage))
+            return *stop;
         return run_with_client(
             held.http, flags, "group", [&](client& consul, asio::signal_set& signals) {
                 return op == "members" ? run_members(consul, prefix)
@@ -160,12 +158,10 @@ int group_command(args a) {
     if (rest.size() < 3 || command_after(rest, 2).empty())
         return usage_error("Error! Key prefix, member id and child command must be specified",
                            usage.c_str());
-    cfg.prefix = clean_key_path(rest[0]);
+    if (auto stop = key_prefix(rest[0], cfg.prefix, usage))
+        return *stop;
     cfg.id = std::string(rest[1]);
     cfg.command = command_after(rest, 2);
-    if (cfg.prefix.empty())
-        return usage_error("Error! Key prefix '" + std::string(rest[0]) + "' names no key",
-                           usage.c_str());
     if (cfg.id.empty() || cfg.id.find('/') != std::string::npos)
         return usage_error("Error! Member id '" + cfg.id + "' must be non-empty, without '/'",
                            usage.c_str());
