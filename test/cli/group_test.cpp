@@ -56,6 +56,14 @@ TEST_CASE("group: a member is listed and watched while its command runs", "[grou
     CHECK(has(watch->out(), "- w7\n"));
 }
 
+TEST_CASE("group: watch ends with 0 on SIGINT", "[group]") {
+    cli_fixture f;
+    auto watch = f.run({"group", "watch", "svc/quiet"});
+    REQUIRE(poll_until([&] { return has(watch->out(), "index "); }, 30s));
+    watch->signal(SIGINT);
+    CHECK(watch->wait() == 0); // as `conclave watch`: interrupting is how it ends
+}
+
 TEST_CASE("group: join exits with lock's codes for the command's status", "[group]") {
     cli_fixture f;
     auto plain = f.run({"group", "join", "svc/codes", "a", "exit 7"});

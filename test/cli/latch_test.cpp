@@ -4,6 +4,8 @@
 // set already, another recipe's key, bad arguments), each exit 1.
 #include "cli/cli_fixture.hpp"
 
+#include <csignal>
+
 namespace conclave::test::cli {
 
 namespace {
@@ -40,6 +42,22 @@ TEST_CASE("latch: a wait returns once the count is down to 0", "[latch]") {
     CHECK(code == 0);
     CHECK(f.keys().empty()); // the count down to 0 deleted the key
     CHECK(latch(f, {"count-down", "jobs/loaded"}) == result{0, "0\n"}); // stays at 0
+}
+
+TEST_CASE("latch: a signal ends a wait with 128 + the signal", "[latch]") {
+    cli_fixture f;
+    CHECK(latch(f, {"create", "-count=1", "jobs/sig"}) == result{0, "1\n"});
+    // -log-level=debug logs each request as it completes: once the first read of the key is
+    // logged, the command waits (its signal handling installed long before).
+    auto waiting = f.run({"latch", "wait", "-log-level=debug", "jobs/sig"});
+    REQUIRE(poll_until(
+        [&] { return waiting->err().find("GET /v1/kv/jobs/sig") != std::string::npos; }, 30s));
+    waiting->signal(SIGTERM);
+    const int code = waiting->wait();
+    CHECK(code == 128 + SIGTERM);
+    CHECK(waiting->err().find("Shutdown triggered during wait for latch jobs/sig\n") !=
+          std::string::npos);
+    CHECK(latch(f, {"count-down", "jobs/sig"}) == result{0, "0\n"});
 }
 
 TEST_CASE("latch: another recipe's key is refused", "[latch]") {
