@@ -58,6 +58,8 @@ public:
             return "the task run by the recipe ended with an exception";
         case errc::check_critical:
             return "a health check the session is bound to is critical or not registered";
+        case errc::session_handed_over:
+            return "the session was handed over to a successor process";
         }
         return "unknown conclave error";
     }

@@ -83,7 +83,7 @@ asio::awaitable<int> run_plain(client& consul, asio::signal_set& signals, plain_
 } // namespace
 
 int barrier_command(args a) {
-    const std::string usage = barrier_usage_head + held_command_help("barrier session");
+    const std::string usage = barrier_usage_head + held_command_help("barrier session", false);
     std::string_view op;
     if (auto stop = choose_operation(a, {"set", "remove", "wait", "enter"},
                                      "set, remove, wait or enter", usage, op))
@@ -105,6 +105,8 @@ int barrier_command(args a) {
     std::vector<std::string_view> rest;
     if (auto stop = parse_or_usage(flags, a.subspan(1), usage.c_str(), rest))
         return *stop;
+    if (flags.was_set("session-file")) // (a hand-over would need a keeper that lets go)
+        return usage_error("Error! -session-file is for lock and elect", usage.c_str());
     if (!entering) {
         if (auto stop = only_for(flags, child_flag_names, "enter", usage))
             return *stop;
@@ -129,7 +131,7 @@ int barrier_command(args a) {
     if (rest.empty() || cfg.command.empty())
         return usage_error("Error! Key prefix and child command must be specified", usage.c_str());
     if (bad_timeout(timeout) || refused(check_session_ttl(held.ttl)) ||
-        refused(check_lock_delay(held.lock_delay)))
+        refused(check_lock_delay(held.lock_delay)) || refused(held.check_health_ttl()))
         return exit_code::error;
     if (auto stop = key_prefix(rest[0], cfg.prefix, usage))
         return *stop;

@@ -9,6 +9,8 @@
 #include "cli/common/jeopardy_relay.hpp"
 #include "cli/common/session_ttl.hpp"
 
+#include <conclave/session.hpp>
+
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -26,6 +28,10 @@ struct held_command_settings {
     bool pass_stdin = false;
     bool verbose = false;
     jeopardy_signals signals; ///< -jeopardy-signal, -recovery-signal
+    /// -health-ttl: the session is bound to a TTL check of this TTL (0: none).
+    std::chrono::milliseconds health_ttl{0};
+    /// -session-file: where the session's ID is kept for a successor (empty: none).
+    std::string session_file;
 };
 
 /// -ttl and -lock-delay as given (checked by the command, in its order, then stored), and
@@ -33,6 +39,7 @@ struct held_command_settings {
 struct held_command_flags {
     std::chrono::nanoseconds ttl{default_session_ttl};
     std::chrono::nanoseconds lock_delay{default_lock_delay};
+    std::chrono::nanoseconds health_ttl{0};
 
     http_flags http; ///< -http-addr, -token and the other flags of the connection
 
@@ -45,12 +52,21 @@ struct held_command_flags {
                              std::vector<std::string_view>& rest) const;
     /// The checked durations into `cfg`.
     void store(held_command_settings& cfg) const;
+    /// Empty when -health-ttl is usable, otherwise the message for the user.
+    std::string check_health_ttl() const;
 };
+
+/// The session both commands create: `consul lock`'s (TTL -ttl, -lock-delay, bound to the
+/// node's serfHealth), with `behavior`, the -health-ttl check, and resuming the session
+/// -session-file names.
+session_config held_session_config(const held_command_settings& cfg, session_behavior behavior);
 
 /// The help of the options held_command_flags adds after -lock-delay, from -shell to -help
 /// (the last lines of lock's and elect's usage texts): `held` names what is held ("lock",
 /// "leadership").
-std::string held_command_help(std::string_view held);
+/// Without `session_file`, the -session-file lines are left out (`group join`, `barrier
+/// enter`: no hand-over).
+std::string held_command_help(std::string_view held, bool session_file = true);
 
 /// Prints `problem` (a check_session_ttl() or check_lock_delay() answer) to stderr when it
 /// names one: whether the command must stop with exit_code::error.

@@ -19,12 +19,8 @@ asio::awaitable<own_session_start> start_own_session(client& consul, asio::signa
         started.status = *stop;
         co_return started;
     }
-    auto scfg = session_config{}
-                    .with_name(cfg.session_name)
-                    .with_ttl(cfg.ttl)
-                    .with_lock_delay(cfg.lock_delay)
-                    .with_behavior(session_behavior::delete_keys)
-                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    // Behavior delete: a process that dies leaves no key behind.
+    const auto scfg = held_session_config(cfg, session_behavior::delete_keys);
     auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
     if (const auto f = failure_of(create_failed)) {
         std::fprintf(stderr, "%s failed: failed to create session: %s\n", what.c_str(),

@@ -97,9 +97,8 @@ std::optional<int> check_positive(std::int64_t value, std::int64_t most, const c
 /// The flags of a command that runs a child (held_command_flags, -name, -child-exit-code):
 /// only one of its operations takes them.
 inline constexpr const char* child_flag_names[] = {
-    "name",           "ttl",     "lock-delay",      "shell",
-    "pass-stdin",     "verbose", "jeopardy-signal", "recovery-signal",
-    "child-exit-code"};
+    "name",    "ttl",        "lock-delay",      "shell",           "pass-stdin",
+    "verbose", "health-ttl", "jeopardy-signal", "recovery-signal", "child-exit-code"};
 
 /// Empty when none of `names` was given; otherwise "Error! -<flag> is for <operation>" and
 /// the usage: exit 1.

@@ -6,6 +6,7 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
+#include "cli/common/session_file.hpp"
 #include "cli/elect/flags.hpp"
 #include "cli/elect/run.hpp"
 #include "cli/exit_codes.hpp"
@@ -108,7 +109,8 @@ int elect_command(args a) {
         std::fputs("Key and child command must be specified\n", stderr);
         return exit_code::error;
     }
-    if (refused(check_lock_delay(held.lock_delay)) || refused(check_session_ttl(held.ttl)))
+    if (refused(check_lock_delay(held.lock_delay)) || refused(check_session_ttl(held.ttl)) ||
+        refused(held.check_health_ttl()))
         return exit_code::error;
     cfg.key = clean_key_path(given_key);
     if (cfg.key.empty()) {
@@ -128,6 +130,8 @@ int elect_command(args a) {
     std::optional<boost::asio::signal_set> signals;
     if (!leader_only)
         signals.emplace(ioc, SIGINT, SIGTERM);
+    if (!leader_only && !cfg.session_file.empty())
+        signals->add(hand_over_signal);
     std::optional<client> consul;
     if (!held.http.open_client(flags, ioc, consul))
         return exit_code::error;

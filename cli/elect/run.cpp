@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/child_control.hpp"
 #include "cli/common/failure.hpp"
+#include "cli/common/session_file.hpp"
 #include "cli/common/session_ttl.hpp"
 #include "cli/common/startup_check.hpp"
 #include "cli/elect/restart_policy.hpp"
@@ -60,6 +61,7 @@ struct elect_state {
     restart_policy restarts;
     std::chrono::milliseconds session_ttl{0}; ///< in force for the current session
     elector* el = nullptr;                    ///< while campaigning
+    std::string handed_over; ///< the session handed over (SIGUSR2 with -session-file)
 
     void request_stop(int code, stop_reason why = stop_reason::other) {
         if (!stop) {
@@ -153,11 +155,21 @@ asio::awaitable<void> listen(asio::signal_set& signals, elect_state& st) {
             co_await park(); // cancelled: the run is over
             co_return;
         }
+        // SIGUSR2 with -session-file: the session goes to the next conclave started with the
+        // file, with nothing released; the command is stopped as by SIGTERM. (With no
+        // session to hand over, between sessions, it is an ordinary stop.)
+        bool hand_over = false;
+        if (sig == hand_over_signal && st.handed_over.empty() && st.el != nullptr) {
+            st.handed_over = st.el->hand_over();
+            hand_over = !st.handed_over.empty();
+        }
+        if (sig == hand_over_signal)
+            sig = SIGTERM;
         if (st.signal == 0)
             st.signal = sig;
         if (st.child != nullptr)
             st.child->signal(sig);
-        st.request_stop(exit_code::interrupted_base + sig);
+        st.request_stop(hand_over ? exit_code::ok : exit_code::interrupted_base + sig);
     }
 }
 
@@ -271,8 +283,15 @@ void on_session(elect_state& st, bool& had_session, bool& said_end, const sessio
     case session_event::kind::created:
         had_session = true;
         st.session_ttl = e.current->ttl();
-        if (cfg.verbose)
+        if (cfg.verbose && e.current->resumed())
+            say("Resumed session " + e.current->id() + " from '" + cfg.session_file + "'");
+        if (const auto problem = write_session_file(cfg.session_file, e.current->id());
+            !problem.empty()) {
+            say(problem);
+            st.request_stop(exit_code::error);
+        } else if (cfg.verbose) {
             say("Campaigning for '" + cfg.key + "' as '" + cfg.value + "'");
+        }
         break;
     case session_event::kind::create_failed:
         if (!had_session || !e.retry_in) {
@@ -309,18 +328,20 @@ asio::awaitable<void> campaign(elect_state& st, client& consul) {
     st.el = &el;
     leader_task task = [&st](leadership l) { return lead(st, std::move(l)); };
     // The session of `consul lock` (TTL -ttl, bound to serfHealth, keys released when it
-    // ends), with -lock-delay.
-    auto scfg = session_config{}
-                    .with_name(cfg.session_name)
-                    .with_ttl(cfg.ttl)
-                    .with_lock_delay(cfg.lock_delay)
-                    .with_behavior(session_behavior::release)
-                    .with_node_checks(std::vector<std::string>{"serfHealth"});
+    // ends), with -lock-delay; with -session-file, first the one a predecessor handed over.
+    auto scfg = held_session_config(cfg, session_behavior::release);
     // Ends when the run stops (a signal, -once, giving up: the elector is then cancelled,
     // releases the key and destroys its session) or on what a new session cannot fix.
     auto r = co_await (el.async_run(std::move(scfg), task, with_text) || stopped(&st));
     st.el = nullptr;
-    bool denied = false; // by Consul's ACLs: the token may not write the key
+    if (!st.handed_over.empty()) {
+        say("Session " + st.handed_over +
+            " handed over: the leadership stays for the conclave started with -session-file '" +
+            cfg.session_file + "'");
+        co_return;
+    }
+    remove_session_file(cfg.session_file); // (the session ended: nothing to resume)
+    bool denied = false;                   // by Consul's ACLs: the token may not write the key
     if (r.index() == 0) {
         const auto f = failure_of(std::get<0>(std::get<0>(r)));
         // (A first session not created was said already; permission_denied's text names the

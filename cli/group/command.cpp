@@ -117,7 +117,7 @@ asio::awaitable<int> run_group_watch(client& consul, asio::signal_set& signals, 
 } // namespace
 
 int group_command(args a) {
-    const std::string usage = group_usage_head + held_command_help("membership");
+    const std::string usage = group_usage_head + held_command_help("membership", false);
     std::string_view op;
     if (auto stop =
             choose_operation(a, {"join", "members", "watch"}, "join, members or watch", usage, op))
@@ -135,6 +135,8 @@ int group_command(args a) {
     std::vector<std::string_view> rest;
     if (auto stop = parse_or_usage(flags, a.subspan(1), usage.c_str(), rest))
         return *stop;
+    if (flags.was_set("session-file")) // (a hand-over would need a keeper that lets go)
+        return usage_error("Error! -session-file is for lock and elect", usage.c_str());
     if (op != "join") {
         if (auto stop = only_for(flags, child_flag_names, "join", usage))
             return *stop;
@@ -165,7 +167,8 @@ int group_command(args a) {
     if (cfg.id.empty() || cfg.id.find('/') != std::string::npos)
         return usage_error("Error! Member id '" + cfg.id + "' must be non-empty, without '/'",
                            usage.c_str());
-    if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)))
+    if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)) ||
+        refused(held.check_health_ttl()))
         return exit_code::error;
     held.store(cfg);
     if (cfg.session_name.empty())

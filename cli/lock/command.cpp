@@ -5,6 +5,7 @@
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/common/key_path.hpp"
+#include "cli/common/session_file.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/lock/flags.hpp"
 #include "cli/lock/mode.hpp"
@@ -110,7 +111,8 @@ int lock_command(args a) {
         std::fputs(mode.error.c_str(), stderr);
         return exit_code::error;
     }
-    if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)))
+    if (refused(check_session_ttl(held.ttl)) || refused(check_lock_delay(held.lock_delay)) ||
+        refused(held.check_health_ttl()))
         return exit_code::error;
     std::string_view prefix = rest[0];
     while (!prefix.empty() && prefix.front() == '/')
@@ -135,6 +137,8 @@ int lock_command(args a) {
     // Installed first, so that SIGINT/SIGTERM never take their default action (which
     // would leave the session and the child behind) once this command has started.
     boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+    if (!cfg.session_file.empty())
+        signals.add(hand_over_signal);
     std::optional<client> consul;
     if (!held.http.open_client(flags, ioc, consul))
         return exit_code::error;

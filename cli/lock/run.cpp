@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/child_control.hpp"
 #include "cli/common/failure.hpp"
+#include "cli/common/session_file.hpp"
 #include "cli/common/session_ttl.hpp"
 #include "cli/common/startup_check.hpp"
 #include "cli/exit_codes.hpp"
@@ -104,6 +105,23 @@ asio::awaitable<bool> clean_up(lock_holder& holder, session_keeper& keeper,
     co_return ok;
 }
 
+// SIGUSR2 with -session-file: the session is left to the next conclave started with the file
+// (nothing released, nothing destroyed), and this one exits 0.
+asio::awaitable<int> hand_over(session_keeper& keeper, const lock_settings& cfg,
+                               const char* what_goes_on) {
+    const std::string id = keeper.get().id();
+    if (!keeper.get().hand_over()) {
+        say("Session " + id + " was lost before it could be handed over");
+        co_await keeper.stop();
+        remove_session_file(cfg.session_file);
+        co_return exit_code::lock_lost;
+    }
+    co_await keeper.stop(); // (no destroy: only the renewals end)
+    say("Session " + id + " handed over: " + what_goes_on +
+        " for the conclave started with -session-file '" + cfg.session_file + "'");
+    co_return exit_code::ok;
+}
+
 } // namespace
 
 asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::signal_set& signals) {
@@ -117,22 +135,36 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
     // `consul lock`'s session (TTL and lock-delay 15 s by default), bound to the node's
     // serfHealth; a semaphore's or a read-write lock's session deletes its contender key
     // when it dies.
+    // With -session-file, the session a predecessor handed over, if Consul still knows it.
     const bool plain_lock = cfg.mode == lock_mode::plain && cfg.limit == 1;
-    auto scfg =
-        session_config{}
-            .with_name(cfg.session_name)
-            .with_ttl(cfg.ttl)
-            .with_lock_delay(cfg.lock_delay)
-            .with_behavior(plain_lock ? session_behavior::release : session_behavior::delete_keys)
-            .with_node_checks(std::vector<std::string>{"serfHealth"});
+    const auto scfg = held_session_config(cfg, plain_lock ? session_behavior::release
+                                                          : session_behavior::delete_keys);
     auto [create_failed, created] = co_await session::async_create(consul, scfg, with_text);
     if (const auto f = failure_of(create_failed)) {
         say("Lock acquisition failed: failed to create session: " + f.text);
         co_return exit_code::error;
     }
+    if (cfg.verbose && created.resumed())
+        say("Resumed session " + created.id() + " from '" + cfg.session_file + "'");
+    else if (cfg.verbose && !scfg.resume_id.empty())
+        say("Session " + scfg.resume_id + " in '" + cfg.session_file +
+            "' is no longer known to Consul: created a new one");
     session_keeper keeper{std::move(created)};
     auto holder = make_lock_holder(consul, cfg.prefix, cfg.mode, cfg.limit, cfg.monitor_retries,
                                    cfg.session_name);
+    // Every end but a hand-over ends the session: nothing is left to resume.
+    auto finish = [&](bool acquired, bool denied) -> asio::awaitable<bool> {
+        const bool cleaned =
+            co_await clean_up(*holder, keeper, cfg.ttl, acquired, cfg.verbose, denied);
+        remove_session_file(cfg.session_file);
+        co_return cleaned;
+    };
+    if (const auto problem = write_session_file(cfg.session_file, keeper.get().id());
+        !problem.empty()) {
+        say(problem);
+        co_await finish(false, false);
+        co_return exit_code::error;
+    }
 
     // Acquire, until the -timeout or a signal.
     if (cfg.verbose)
@@ -148,6 +180,8 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         say("Timeout during lock acquisition: '" + holder->key() + "' was not free within " +
             codec::go::format_duration(cfg.timeout));
         failed = exit_code::timed_out;
+    } else if (got.index() == 2 && std::get<2>(got) == hand_over_signal) {
+        co_return co_await hand_over(keeper, cfg, "the acquisition goes on");
     } else if (got.index() == 2) {
         say("Shutdown triggered during lock acquisition");
         failed = exit_code::interrupted_base + std::get<2>(got);
@@ -157,8 +191,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
         denied = ec == errc::permission_denied;
     }
     if (failed != 0) {
-        const bool cleaned =
-            co_await clean_up(*holder, keeper, cfg.ttl, false, cfg.verbose, denied);
+        const bool cleaned = co_await finish(false, denied);
         co_return cleaned ? failed : exit_code::error;
     }
 
@@ -200,6 +233,11 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
             say("Lock lost (" + describe_loss(std::get<1>(r)) + "), killing child");
             status = co_await stop_child(*child, SIGTERM, &signals);
             code = exit_code::lock_lost;
+        } else if (r.index() == 2 && std::get<2>(r) == hand_over_signal) {
+            if (cfg.verbose)
+                say("Handing over, killing child");
+            co_await stop_child(*child, SIGTERM, &signals);
+            co_return co_await hand_over(keeper, cfg, "the lock stays held");
         } else if (r.index() == 2) {
             const int sig = std::get<2>(r);
             if (cfg.verbose)
@@ -212,7 +250,7 @@ asio::awaitable<int> run_lock(const lock_settings& cfg, client& consul, asio::si
             code = exit_code::child_failed;
     }
 
-    const bool cleaned = co_await clean_up(*holder, keeper, cfg.ttl, true, cfg.verbose);
+    const bool cleaned = co_await finish(true, false);
     // A loss outranks a failed cleanup (which clean_up reported): a supervisor waiting for
     // exit 3 must learn that the command was cut short, and a cleanup after a loss often
     // fails for the loss's reason (Consul unreachable).

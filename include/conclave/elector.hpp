@@ -182,8 +182,10 @@ public:
     /// operation_aborted when cancelled (after the task returned and, with
     /// release_on_stop, the key was released), and when `task` throws, after the key was
     /// released, the task's own exception with the default token (other tokens:
-    /// errc::task_failed). One async_run per elector at a time. To campaign again after the
-    /// session is lost, give a session_config instead of a session (the overload below).
+    /// errc::task_failed). Completes with success once the session was handed over
+    /// (hand_over(), session::hand_over). One async_run per elector at a time. To campaign
+    /// again after the session is lost, give a session_config instead of a session (the
+    /// overload below).
     template <class Token = default_token_t>
     auto async_run(session& s, leader_task task, Token&& token = {}) {
         return detail::initiate<void(error_code)>(token, &elector::run_impl, state_, s,
@@ -197,11 +199,16 @@ public:
     /// doubling to 30 s (also while a session cannot be created). The session is destroyed
     /// when the run ends, after the key was released.
     ///
-    /// Runs until cancelled (operation_aborted) or until something a new session cannot
-    /// fix: errc::conflict (the key is not a lock), errc::permission_denied, a session Consul
-    /// refuses to create (e.g. its TTL). When `task` throws, the key is released and, with
-    /// the default token, the task's own exception is rethrown to the caller (other tokens:
-    /// errc::task_failed). Each session made, lost, not made or not destroyed is reported
+    /// With session_config::with_resume, the first session is the one a predecessor process
+    /// handed over (hand_over()), when Consul still knows it: a leader that restarts (a
+    /// binary upgrade) leads on at once with the same term and token, and observers see no
+    /// change. Later sessions are new ones.
+    ///
+    /// Runs until cancelled (operation_aborted), until hand_over() (success), or until something a
+    /// new session cannot fix: errc::conflict (the key is not a lock), errc::permission_denied, a
+    /// session Consul refuses to create (e.g. its TTL). When `task` throws, the key is released
+    /// and, with the default token, the task's own exception is rethrown to the caller (other
+    /// tokens: errc::task_failed). Each session made, lost, not made or not destroyed is reported
     /// to elector_options::on_session.
     ///
     ///     co_await el.async_run(conclave::session_config{}.with_ttl(10s),
@@ -278,6 +285,15 @@ public:
         return detail::initiate<void(error_code)>(token, &elector::proclaim_impl, state_,
                                                   std::move(value));
     }
+
+    /// Hands the session of the running async_run (either form) over to a successor process
+    /// (session::hand_over): the term, if any, ends here with nothing written (the leader task
+    /// is cancelled, the key is not released), and async_run completes with success. A
+    /// successor that resumes the session (session_config::with_resume with the ID returned,
+    /// or session::async_resume) and campaigns leads at once, with the same fencing token and
+    /// no lock-delay. Synchronous, no I/O. Returns the session's ID; empty when no async_run
+    /// has a session to hand over (none running, between sessions, or the session lost).
+    std::string hand_over();
 
     /// The term's token while this process leads and may still consider itself leader
     /// (the lease's held(): synchronous, no I/O).

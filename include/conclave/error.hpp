@@ -46,6 +46,9 @@ enum class errc {
     /// A health check a session was to be bound to is critical, or not registered on the
     /// session's node: Consul refuses to create the session (its text names the check).
     check_critical,
+    /// The session was handed over to a successor process (session::hand_over): this
+    /// process holds nothing with it any more, and must not act on its grants.
+    session_handed_over,
 };
 
 /// The category of errc codes (named "conclave"): turns them into messages.

@@ -108,7 +108,8 @@ public:
     /// 1), counts one hold down and completes at once. A lock keeps its flags and value, so Go
     /// clients still recognise it; a permit leaves the holder set and deletes its contender key.
     /// Retry-safe: releasing a grant that is no longer held succeeds; on a transport error the
-    /// grant stays held and the call can be repeated.
+    /// grant stays held and the call can be repeated. Once its session was handed over
+    /// (session::hand_over), completes at once with nothing sent: the successor holds it.
     template <class Token = default_token_t>
     auto async_release(Token&& token = {}) const {
         return detail::initiate<void(error_code)>(token, &grant::release_impl, state_);

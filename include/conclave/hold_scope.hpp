@@ -35,7 +35,8 @@ namespace conclave {
 /// When the session is lost (Consul invalidated it, or its local deadline passed with no
 /// renewal), the body is cancelled (its next co_await throws operation_aborted) and, once it
 /// has returned, with_session throws conclave::error with the loss reason
-/// (errc::session_invalidated or errc::session_expired), never operation_aborted.
+/// (errc::session_invalidated or errc::session_expired; errc::session_handed_over after
+/// session::hand_over), never operation_aborted.
 ///
 /// Cancelling with_session cancels the body; the session is destroyed after it returned,
 /// and with_session throws operation_aborted unless the body had already returned a value.

@@ -53,6 +53,13 @@ struct session_config : detail::options_base<session_config> {
     /// cancelled run also waits up to this long before it, for the session's grants to be
     /// released (see session::async_run).
     std::chrono::milliseconds destroy_timeout{2000};
+    /// When not empty: session::async_create first resumes this session (see
+    /// session::async_resume), the one a predecessor process handed over, and creates a new
+    /// session with the settings above only when Consul no longer knows it. For a program
+    /// that restarts (a binary upgrade) and keeps its session ID in a file: its locks,
+    /// permits and leadership are then had again with the same fencing tokens, with no
+    /// lock-delay and no election. session::resumed() tells which happened.
+    std::string resume_id;
 
     session_config& with_name(std::string v) { return set(name, std::move(v)); }
     session_config& with_ttl(std::chrono::milliseconds v) { return set(ttl, v); }
@@ -68,6 +75,7 @@ struct session_config : detail::options_base<session_config> {
     session_config& with_destroy_timeout(std::chrono::milliseconds v) {
         return set(destroy_timeout, v);
     }
+    session_config& with_resume(std::string id) { return set(resume_id, std::move(id)); }
 };
 
 /// How far a grant can be trusted: a session, or a lock, permit or leadership held with one.
@@ -119,13 +127,52 @@ public:
                                                            std::move(cfg));
     }
 
+    /// Takes over the session `id` that another process (a predecessor of this program, before
+    /// a restart) created and handed over (hand_over()): renews it at once, which proves
+    /// Consul still knows it and restarts its TTL. Its settings are Consul's record of it
+    /// (name, TTL, lock-delay, behaviour, checks); the library's health check (health_ttl),
+    /// if it has one, is passed from this process's async_run from now on, which must then
+    /// talk to the same agent. Acquiring a lock, a permit or leadership that the session
+    /// still holds then grants it again without a write: same LockIndex, same fencing
+    /// token, no lock-delay, and nothing that observers see. Completes with
+    /// `void(error_code, session)`:
+    /// - errc::session_invalidated when Consul no longer knows the session (it expired, was
+    ///   destroyed, or a check it is bound to failed): nothing is held with it any more;
+    /// - errc::check_critical when the session's health check is not on this client's agent;
+    /// - errc::invalid_argument for an empty id.
+    ///
+    /// The predecessor must have handed the session over (or stopped) before: two processes
+    /// renewing one session would both think they hold its grants. The session must be
+    /// resumed within its TTL of the predecessor's last renewal.
+    template <class Token = default_token_t>
+    static auto async_resume(client& c, std::string id, Token&& token = {}) {
+        return detail::initiate<void(error_code, session)>(token, &session::resume_impl, c,
+                                                           std::move(id));
+    }
+
+    /// Hands the session over to a successor process, which resumes it with
+    /// async_resume(id()) (or session_config::with_resume) within its TTL: this process lets
+    /// it go without ending it on Consul. From now on, here:
+    /// - the session counts as lost (errc::session_handed_over), and so does every grant
+    ///   held with it: their lost signals fire, hold scopes cancel their bodies;
+    /// - nothing is written for it any more: releases of its grants complete at once with
+    ///   nothing sent, async_destroy does nothing, and neither a cancelled run nor the last
+    ///   handle going destroys it;
+    /// - async_run stops renewing it and completes with success.
+    /// Synchronous, no I/O. Returns false, doing nothing, when the session is already lost.
+    bool hand_over() noexcept;
+    /// Whether this session was resumed (async_resume, session_config::with_resume) rather
+    /// than created.
+    bool resumed() const noexcept;
+
     /// Renews the session at TTL/2, retrying transient failures (with backoff) until the
     /// local deadline. Completes with:
     /// - errc::session_invalidated when Consul no longer knows the session (or it was
     ///   destroyed);
     /// - errc::session_expired when renewals kept failing until the local deadline passed
     ///   (Consul may still know the session, but nothing held with it can be trusted);
-    /// - success when the session was destroyed with async_destroy();
+    /// - success when the session was destroyed with async_destroy() or handed over
+    ///   (hand_over());
     /// - operation_aborted when cancelled (terminal cancellation), at once: the session is
     ///   marked lost and destroyed on Consul in the background, on the client's executor
     ///   (keep the io_context running until it is done, as `run()` does). The destroy
@@ -197,6 +244,8 @@ private:
     explicit session(std::shared_ptr<detail::session_state> s);
 
     static void create_impl(client c, session_config cfg, detail::diagnostics_route* route,
+                            asio::any_completion_handler<void(error_code, session)> h);
+    static void resume_impl(client c, std::string id, detail::diagnostics_route* route,
                             asio::any_completion_handler<void(error_code, session)> h);
     using state_ptr = std::shared_ptr<detail::session_state>;
     static void run_impl(state_ptr s, asio::any_completion_handler<void(error_code)> h);

@@ -372,6 +372,14 @@ std::string encode_segment(std::string_view s) {
     return boost::urls::encode(s, boost::urls::unreserved_chars);
 }
 
+error_code require_id(std::string_view id, std::string_view what, diagnostics* diag) {
+    if (!id.empty())
+        return {};
+    if (diag)
+        diag->client_message = "missing " + std::string(what) + " ID";
+    return make_error_code(errc::invalid_argument);
+}
+
 std::string_view request_target(const api_call& call, const std::string& default_dc,
                                 std::string& storage) {
     const std::string& dc = call.datacenter.empty() ? default_dc : call.datacenter;

@@ -156,4 +156,8 @@ std::optional<std::string> kv_path(std::string_view key, bool strip_leading_slas
 /// A path segment (session ID, node name) percent-encoded.
 std::string encode_segment(std::string_view s);
 
+/// A request naming no session or check (`what`: "session", "check") is the caller's
+/// mistake: errc::invalid_argument, "missing <what> ID" in `diag`, refused before it is sent.
+error_code require_id(std::string_view id, std::string_view what, diagnostics* diag);
+
 } // namespace conclave::detail

@@ -64,7 +64,17 @@ asio::awaitable<std::pair<error_code, kv_get_result>> read_key(const client& c,
 } // namespace detail
 
 namespace endpoint = detail::endpoint;
-using detail::call;
+
+namespace {
+
+// Calls the endpoint `e` in a coroutine of its own, completing `h` with its result.
+template <class Endpoint>
+void spawn_call(const std::shared_ptr<detail::client_impl>& c, Endpoint e,
+                asio::any_completion_handler<void(error_code, typename Endpoint::result)> h) {
+    detail::spawn_op(c->executor, detail::call(c, std::move(e)), std::move(h));
+}
+
+} // namespace
 
 void client::kv_get_impl(std::string key, query_options q, handler<kv_get_result> h) {
     detail::spawn_op(impl_->executor,
@@ -73,97 +83,75 @@ void client::kv_get_impl(std::string key, query_options q, handler<kv_get_result
 }
 
 void client::kv_get_raw_impl(std::string key, query_options q, handler<kv_raw_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::kv_get_raw{std::move(key), std::move(q)}), std::move(h));
+    spawn_call(impl_, endpoint::kv_get_raw{std::move(key), std::move(q)}, std::move(h));
 }
 
 void client::kv_list_impl(std::string prefix, query_options q, handler<kv_list_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::kv_list{std::move(prefix), std::move(q)}), std::move(h));
+    spawn_call(impl_, endpoint::kv_list{std::move(prefix), std::move(q)}, std::move(h));
 }
 
 void client::kv_keys_impl(std::string prefix, kv_keys_options o, handler<kv_keys_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::kv_keys{std::move(prefix), std::move(o)}), std::move(h));
+    spawn_call(impl_, endpoint::kv_keys{std::move(prefix), std::move(o)}, std::move(h));
 }
 
 void client::kv_put_impl(std::string key, std::string value, kv_put_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::kv_put{std::move(key), std::move(value), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::kv_put{std::move(key), std::move(value), std::move(o)},
+               std::move(h));
 }
 
 void client::kv_delete_impl(std::string key, kv_delete_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::kv_delete{std::move(key), std::move(o)}), std::move(h));
+    spawn_call(impl_, endpoint::kv_delete{std::move(key), std::move(o)}, std::move(h));
 }
 
 void client::session_create_impl(session_options o, handler<std::string> h) {
-    detail::spawn_op(impl_->executor, call(impl_, endpoint::session_create{std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::session_create{std::move(o)}, std::move(h));
 }
 
 void client::session_renew_impl(std::string id, write_options o, handler<session_entry> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::session_renew{std::move(id), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::session_renew{std::move(id), std::move(o)}, std::move(h));
 }
 
 void client::session_destroy_impl(std::string id, write_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::session_destroy{std::move(id), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::session_destroy{std::move(id), std::move(o)}, std::move(h));
 }
 
 void client::session_info_impl(std::string id, query_options q, handler<session_info_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::session_info{std::move(id), std::move(q)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::session_info{std::move(id), std::move(q)}, std::move(h));
 }
 
 void client::session_list_impl(query_options q, handler<session_list_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::session_list{std::nullopt, std::move(q)}), std::move(h));
+    spawn_call(impl_, endpoint::session_list{std::nullopt, std::move(q)}, std::move(h));
 }
 
 void client::session_node_impl(std::string node, query_options q, handler<session_list_result> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::session_list{std::move(node), std::move(q)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::session_list{std::move(node), std::move(q)}, std::move(h));
 }
 
 void client::txn_impl(std::vector<txn_op> ops, txn_options o, handler<txn_result> h) {
-    detail::spawn_op(impl_->executor, call(impl_, endpoint::txn{std::move(ops), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::txn{std::move(ops), std::move(o)}, std::move(h));
 }
 
 void client::status_leader_impl(write_options o, handler<std::string> h) {
-    detail::spawn_op(impl_->executor, call(impl_, endpoint::status_leader{std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::status_leader{std::move(o)}, std::move(h));
 }
 
 void client::agent_self_impl(write_options o, handler<agent_info> h) {
-    detail::spawn_op(impl_->executor, call(impl_, endpoint::agent_self{std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::agent_self{std::move(o)}, std::move(h));
 }
 
 void client::agent_check_register_impl(agent_check_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor, call(impl_, endpoint::agent_check_register{std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::agent_check_register{std::move(o)}, std::move(h));
 }
 
 void client::agent_check_deregister_impl(std::string id, write_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::agent_check_deregister{std::move(id), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_, endpoint::agent_check_deregister{std::move(id), std::move(o)}, std::move(h));
 }
 
 void client::agent_check_update_impl(std::string id, check_status status, std::string note,
                                      write_options o, handler<bool> h) {
-    detail::spawn_op(impl_->executor,
-                     call(impl_, endpoint::agent_check_update{std::move(id), status,
-                                                              std::move(note), std::move(o)}),
-                     std::move(h));
+    spawn_call(impl_,
+               endpoint::agent_check_update{std::move(id), status, std::move(note), std::move(o)},
+               std::move(h));
 }
 
 } // namespace conclave

@@ -349,6 +349,8 @@ std::string_view error_label(const error_code& ec) noexcept {
         return "session_expired";
     case errc::check_critical:
         return "check_critical";
+    case errc::session_handed_over:
+        return "session_handed_over";
     }
     return "other";
 }

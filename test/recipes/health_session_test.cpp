@@ -230,3 +230,48 @@ TEST_CASE_METHOD(recipes_fixture,
     };
     run(ioc, body());
 }
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a health-checked session handed over keeps its check: the successor resumes "
+                 "both and keeps the check passing",
+                 "[session][health][hot-restart]") {
+    client successor{ioc.get_executor(), server.client_config()};
+    auto body = [&]() -> asio::awaitable<void> {
+        std::string id;
+        std::string check;
+        {
+            auto s = co_await create_once_synced(*this, quick(20s).with_health_ttl(3s));
+            id = s.id();
+            check = s.health_check_id();
+            CHECK(s.hand_over());
+        } // (its last handle goes: neither the session nor the check is removed)
+        const bool kept = co_await agent_has_check(consul, check);
+        CHECK(kept);
+
+        // A pass that fails for another reason than a missing check is that failure (and
+        // retrying is the answer), not check_critical.
+        server.inject_errors("/v1/agent/check/pass/", 1, 500);
+        auto [failed, none] = co_await session::async_resume(successor, id, awaitable_tuple);
+        CHECK(failed == errc::server_error);
+        CHECK_FALSE(none.valid());
+
+        auto s = co_await session::async_resume(successor, id);
+        CHECK(s.health_check_id() == check);
+        CHECK(s.config().health_ttl == 3s);
+        CHECK(s.config().node_checks.empty()); // (the library's check is kept apart)
+        // Several check TTLs, and no renewal due: only the successor's passes keep it.
+        bool alive = false;
+        auto observe = [&]() -> asio::awaitable<void> {
+            co_await sleep(8s);
+            auto info = co_await consul.async_session_info(id);
+            alive = info.session.has_value();
+        };
+        auto r = co_await (s.async_run(awaitable_tuple) || observe());
+        CHECK(r.index() == 1);
+        CHECK(alive);
+        co_await s.async_destroy();
+        const bool gone = co_await check_gone(*this, check);
+        CHECK(gone);
+    };
+    run(ioc, body());
+}

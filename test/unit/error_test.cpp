@@ -27,6 +27,7 @@ constexpr errc all_errcs[] = {
     errc::unavailable,    errc::unexpected_status,   errc::bad_response, errc::invalid_argument,
     errc::invalid_config, errc::pool_closed,         errc::task_failed,  errc::session_expired,
     errc::check_critical,
+    errc::session_handed_over,
 };
 
 } // namespace

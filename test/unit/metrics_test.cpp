@@ -101,6 +101,7 @@ TEST_CASE("metrics count grants, health changes and leadership by kind and reaso
 TEST_CASE("error labels name conclave's errors and group the rest", "[metrics]") {
     CHECK(error_label(make_error_code(errc::session_expired)) == "session_expired");
     CHECK(error_label(make_error_code(errc::check_critical)) == "check_critical");
+    CHECK(error_label(make_error_code(errc::session_handed_over)) == "session_handed_over");
     CHECK(error_label(make_error_code(errc::lock_lost)) == "lock_lost");
     CHECK(error_label(boost::asio::error::operation_aborted) == "cancelled");
     CHECK(error_label(boost::asio::error::connection_refused) == "network");

@@ -77,12 +77,9 @@ http_response no_ttl(std::string_view id) {
 } // namespace
 
 http_response agent_check_register(agent_impl& a, const http_request& req) {
-    if (!req.body_error.empty())
-        return undecodable_body(req);
-    const auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Request decode failed: " + parsed.error);
-    const gojson::value& body = *parsed.v;
+    gojson::value body;
+    if (auto refused = decode_body(req, body))
+        return std::move(*refused);
     check_rec c;
     std::chrono::nanoseconds ttl{0};
     std::string error;
@@ -141,15 +138,13 @@ http_response agent_check_set(agent_impl& a, const http_request& req) {
 }
 
 http_response agent_check_update(agent_impl& a, const http_request& req) {
-    if (!req.body_error.empty())
-        return undecodable_body(req);
-    const auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Request decode failed: " + parsed.error);
+    gojson::value body;
+    if (auto refused = decode_body(req, body))
+        return std::move(*refused);
     std::string status, output, error;
-    if (parsed.v->k == kind::object) {
-        read_string(*parsed.v, "Status", status, error);
-        read_string(*parsed.v, "Output", output, error);
+    if (body.k == kind::object) {
+        read_string(body, "Status", status, error);
+        read_string(body, "Output", output, error);
     }
     if (!error.empty())
         return text_response(400, "Request decode failed: " + error);

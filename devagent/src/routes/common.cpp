@@ -34,6 +34,16 @@ http_response undecodable_body(const http_request& req) {
     return text_response(400, "Request decode failed: " + req.body_error);
 }
 
+std::optional<http_response> decode_body(const http_request& req, gojson::value& out) {
+    if (!req.body_error.empty())
+        return undecodable_body(req);
+    auto parsed = gojson::decode_first(req.body);
+    if (!parsed.v)
+        return text_response(400, "Request decode failed: " + parsed.error);
+    out = std::move(*parsed.v);
+    return std::nullopt;
+}
+
 void set_meta(http_response& r, std::uint64_t index, bool known_leader) {
     r.set("X-Consul-Index", std::to_string(index == 0 ? 1 : index));
     r.set("X-Consul-Knownleader", known_leader ? "true" : "false");

@@ -114,12 +114,9 @@ check_rec read_check(body_reader& rd, const gojson::value& c) {
 template <class Read>
 std::optional<http_response> read_catalog_body(agent_impl& a, const http_request& req,
                                                const std::string& request, Read read) {
-    if (!req.body_error.empty())
-        return undecodable_body(req);
-    const auto parsed = gojson::decode_first(req.body);
-    if (!parsed.v)
-        return text_response(400, "Request decode failed: " + parsed.error);
-    const gojson::value& v = *parsed.v;
+    gojson::value v;
+    if (auto refused = decode_body(req, v))
+        return refused;
     std::string datacenter;
     body_reader rd;
     if (v.k == kind::object) {
@@ -158,6 +155,14 @@ json::object service_json(const service_rec& s) {
     o["CreateIndex"] = s.create_index;
     o["ModifyIndex"] = s.modify_index;
     return o;
+}
+
+// A catalog or health read's answer: `out`, as of the store's last index (these reads do not
+// block).
+http_response catalog_answer(const agent_impl& a, const json::value& out) {
+    http_response r = json_response(out);
+    set_meta(r, a.state.last_index());
+    return r;
 }
 
 } // namespace
@@ -262,9 +267,7 @@ http_response catalog_nodes(agent_impl& a, const http_request& req) {
     json::array out;
     for (const auto& [key, n] : a.state.nodes())
         out.emplace_back(node_json(n));
-    http_response r = json_response(out);
-    set_meta(r, a.state.last_index());
-    return r;
+    return catalog_answer(a, out);
 }
 
 http_response catalog_node(agent_impl& a, const http_request& req) {
@@ -281,9 +284,7 @@ http_response catalog_node(agent_impl& a, const http_request& req) {
         o["Services"] = std::move(services);
         out = std::move(o);
     }
-    http_response r = json_response(out);
-    set_meta(r, a.state.last_index());
-    return r;
+    return catalog_answer(a, out);
 }
 
 http_response health_node(agent_impl& a, const http_request& req) {
@@ -293,9 +294,7 @@ http_response health_node(agent_impl& a, const http_request& req) {
     if (const node_rec* n = a.state.node(path_rest(req, "/v1/health/node/")))
         for (const auto& [id, c] : n->checks)
             out.emplace_back(check_json(c, "", true));
-    http_response r = json_response(out);
-    set_meta(r, a.state.last_index());
-    return r;
+    return catalog_answer(a, out);
 }
 
 } // namespace conclave::dev::detail

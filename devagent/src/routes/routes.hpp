@@ -28,6 +28,10 @@ http_response text_response(unsigned status, std::string text);
 /// Consul's 400 "Request decode failed: <Go's error>", or 413 "http: request body too large"
 /// for a body over the agent's limit (max_body_bytes; Consul has none).
 http_response undecodable_body(const http_request& req);
+/// A handler's JSON body read as encoding/json's Decoder reads it (its first value) into
+/// `out`. Else the answer that ends the request: undecodable_body(), or Consul's 400
+/// "Request decode failed: <Go's error>" for a body that is not JSON.
+std::optional<http_response> decode_body(const http_request& req, gojson::value& out);
 /// X-Consul-Index (never 0), X-Consul-Knownleader, X-Consul-Lastcontact.
 void set_meta(http_response& r, std::uint64_t index, bool known_leader = true);
 /// X-Consul-Knownleader and X-Consul-Lastcontact only (read-only transactions).

@@ -290,13 +290,10 @@ http_response session_create(agent_impl& a, const http_request& req) {
     b.node_checks = std::vector<std::string>{"serfHealth"};
     b.checks = std::vector<std::string>{"serfHealth"};
     if (req.content_length > 0) { // (a chunked body is not read)
-        if (!req.body_error.empty())
-            return undecodable_body(req);
-        const auto parsed = gojson::decode_first(req.body);
-        std::string error = parsed.error;
-        if (parsed.v)
-            error = decode_session(*parsed.v, b);
-        if (!error.empty())
+        gojson::value body;
+        if (auto refused = decode_body(req, body))
+            return std::move(*refused);
+        if (std::string error = decode_session(body, b); !error.empty())
             return text_response(400, "Request decode failed: " + error);
     }
     // fixupEmptySessionChecks

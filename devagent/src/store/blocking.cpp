@@ -15,6 +15,24 @@ namespace conclave::dev::detail {
 
 namespace asio = boost::asio;
 
+namespace {
+
+// Sets `out` from ?<name>= as `parse` reads it (a Go parser: an empty value when the text is
+// not one); false for a value that does not parse. Absent or empty: `out` stays.
+template <class T, class Parse>
+bool read_param(const query_params& q, const char* name, T& out, Parse parse) {
+    const std::string text = q.get(name);
+    if (text.empty())
+        return true;
+    const auto parsed = parse(text);
+    if (!parsed.value)
+        return false;
+    out = *parsed.value;
+    return true;
+}
+
+} // namespace
+
 query_opts_parse parse_query_opts(const query_params& q) {
     query_opts_parse r;
     r.opts.stale = q.has("stale");
@@ -37,21 +55,14 @@ query_opts_parse parse_query_opts(const query_params& q) {
         r.error = "Cannot specify ?cached with ?consistent, conflicting semantics.";
         return r;
     }
-    if (const std::string wait = q.get("wait"); !wait.empty()) {
-        const auto d = codec::go::parse_duration(wait);
-        if (!d.value) {
-            r.error = "Invalid wait time";
-            return r;
-        }
-        r.opts.wait = *d.value;
+    if (!read_param(q, "wait", r.opts.wait, [](auto t) { return codec::go::parse_duration(t); })) {
+        r.error = "Invalid wait time";
+        return r;
     }
-    if (const std::string index = q.get("index"); !index.empty()) {
-        const auto v = codec::go::parse_uint(index);
-        if (!v.value) {
-            r.error = "Invalid index";
-            return r;
-        }
-        r.opts.min_index = *v.value;
+    if (!read_param(q, "index", r.opts.min_index,
+                    [](auto t) { return codec::go::parse_uint(t); })) {
+        r.error = "Invalid index";
+        return r;
     }
     return r;
 }

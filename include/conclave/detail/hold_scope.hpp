@@ -219,7 +219,12 @@ session_scope(client c, session_config cfg, Body body) {
     co_await (renew() && work_then_destroy());
 
     if (lost_first)
-        throw conclave::error(lost, diagnostics{0, {}, "the session was lost while the body ran"});
+        throw conclave::error(lost,
+                              diagnostics{0,
+                                          {},
+                                          lost == errc::session_handed_over
+                                              ? "the session was handed over while the body ran"
+                                              : "the session was lost while the body ran"});
     if (failure)
         std::rethrow_exception(failure);
     if (!result) // (the body neither returned nor threw: not expected of an awaitable)

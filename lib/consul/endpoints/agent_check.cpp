@@ -12,16 +12,23 @@ namespace json = boost::json;
 
 namespace {
 
-const char* status_word(check_status s) {
+// Consul's words for a check status: the status a check is registered with, and the verb
+// of its update endpoint (/v1/agent/check/<verb>/<id>).
+struct status_words {
+    const char* status;
+    const char* verb;
+};
+
+status_words words_of(check_status s) {
     switch (s) {
     case check_status::passing:
-        return "passing";
+        return {"passing", "pass"};
     case check_status::warning:
-        return "warning";
+        return {"warning", "warn"};
     case check_status::critical:
         break;
     }
-    return "critical";
+    return {"critical", "fail"};
 }
 
 // The agent answers for itself: like agent/self, no datacenter is sent.
@@ -33,22 +40,24 @@ void agent_write(api_call& call, const write_options& o) {
     apply_timeout(call, o.timeout);
 }
 
-// A request naming no check is the caller's mistake: refused before it is sent.
-error_code require_id(const std::string& id, diagnostics* diag) {
-    if (!id.empty())
-        return {};
-    if (diag)
-        diag->client_message = "missing check ID";
-    return make_error_code(errc::invalid_argument);
+// A write to /v1/agent/check/<what>/<id>.
+error_code build_id_write(api_call& call, std::string_view what, const std::string& id,
+                          const write_options& o) {
+    if (auto ec = require_id(id, "check", o.diag))
+        return ec;
+    call.path = "/v1/agent/check/" + std::string(what) + '/' + encode_segment(id);
+    agent_write(call, o);
+    return {};
 }
 
-std::pair<error_code, bool> decode_ok(const api_call& call, const api_reply& reply) {
+} // namespace
+
+std::pair<error_code, bool> agent_check_write::decode(const api_call& call,
+                                                      api_reply& reply) const {
     if (reply.status != 200)
         return {status_error(call, reply), false};
     return {error_code{}, true};
 }
-
-} // namespace
 
 std::string check_register_body(const agent_check_options& o) {
     json::object body;
@@ -59,7 +68,7 @@ std::string check_register_body(const agent_check_options& o) {
         body["ServiceID"] = o.service_id;
     body["TTL"] = codec::go::format_duration(o.ttl);
     if (o.status)
-        body["Status"] = status_word(*o.status);
+        body["Status"] = words_of(*o.status).status;
     if (!o.notes.empty())
         body["Notes"] = o.notes;
     return json::serialize(body);
@@ -80,43 +89,18 @@ error_code agent_check_register::build(api_call& call) const {
     return {};
 }
 
-std::pair<error_code, bool> agent_check_register::decode(const api_call& call,
-                                                         api_reply& reply) const {
-    return decode_ok(call, reply);
-}
-
 error_code agent_check_deregister::build(api_call& call) const {
     call.endpoint = "agent_check_deregister";
-    if (auto ec = require_id(id, options.diag))
-        return ec;
-    call.path = "/v1/agent/check/deregister/" + encode_segment(id);
-    agent_write(call, options);
-    return {};
-}
-
-std::pair<error_code, bool> agent_check_deregister::decode(const api_call& call,
-                                                           api_reply& reply) const {
-    return decode_ok(call, reply);
+    return build_id_write(call, "deregister", id, options);
 }
 
 error_code agent_check_update::build(api_call& call) const {
     call.endpoint = "agent_check_update";
-    if (auto ec = require_id(id, options.diag))
+    if (auto ec = build_id_write(call, words_of(status).verb, id, options))
         return ec;
-    static constexpr const char* verbs[] = {"pass", "warn", "fail"};
-    call.path = "/v1/agent/check/";
-    call.path += verbs[static_cast<int>(status)];
-    call.path += '/';
-    call.path += encode_segment(id);
     if (!note.empty())
         call.param("note", note);
-    agent_write(call, options);
     return {};
-}
-
-std::pair<error_code, bool> agent_check_update::decode(const api_call& call,
-                                                       api_reply& reply) const {
-    return decode_ok(call, reply);
 }
 
 } // namespace conclave::detail::endpoint

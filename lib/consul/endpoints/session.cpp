@@ -35,25 +35,13 @@ bool parse_sessions(const std::string& body, std::vector<session_entry>& out) {
     return true;
 }
 
-// A request naming no session is the caller's mistake: refused before it is sent.
-error_code check_id(const std::string& id, diagnostics* diag) {
-    if (!id.empty())
-        return {};
-    if (diag)
-        diag->client_message = "missing session ID";
-    return make_error_code(errc::invalid_argument);
-}
-
 // A write to /v1/session/<what>/<id>.
 error_code build_id_write(api_call& call, std::string_view what, const std::string& id,
                           const write_options& o) {
-    if (auto ec = check_id(id, o.diag))
+    if (auto ec = require_id(id, "session", o.diag))
         return ec;
     call.method = bhttp::verb::put;
-    call.path = "/v1/session/";
-    call.path += what;
-    call.path += '/';
-    call.path += encode_segment(id);
+    call.path = "/v1/session/" + std::string(what) + '/' + encode_segment(id);
     call.one_entry = true;
     apply_options(call, o);
     apply_timeout(call, o.timeout);
@@ -185,7 +173,7 @@ std::pair<error_code, bool> session_destroy::decode(const api_call& call, api_re
 
 error_code session_info::build(api_call& call) const {
     call.endpoint = "session_info";
-    if (auto ec = check_id(id, query.diag))
+    if (auto ec = require_id(id, "session", query.diag))
         return ec;
     call.path = "/v1/session/info/" + encode_segment(id);
     apply_query(call, query);

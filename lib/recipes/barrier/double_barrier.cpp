@@ -119,15 +119,34 @@ asio::awaitable<error_code> caught(asio::awaitable<error_code> loop) {
     co_return ec;
 }
 
-// The next reading to judge: the shared query's next news once a wait began.
-asio::awaitable<view_result> next_view(double_barrier_state& st, std::optional<barrier_news>& news,
-                                       const prefix_view& last, diagnostics& said) {
-    if (!news) {
-        news.emplace(st);
-        news->after(last.index);
+// The readings an enter's or a leave's loop judges: a read of its own, or the shared query's
+// next news. The news are followed (a subscription to the query) from the first wait on.
+class readings {
+public:
+    explicit readings(double_barrier_state& st)
+        : st_(st) {}
+
+    // A read now (after a write of ours: the news then count only from it on).
+    asio::awaitable<view_result> fresh(diagnostics& said) {
+        auto r = co_await detail::read_prefix(st_, said);
+        if (news_)
+            news_->after(r.second.index);
+        co_return r;
     }
-    co_return co_await news->next(said);
-}
+
+    // The next reading past `last`, once the state changed.
+    asio::awaitable<view_result> next(const prefix_view& last, diagnostics& said) {
+        if (!news_) {
+            news_.emplace(st_);
+            news_->after(last.index);
+        }
+        co_return co_await news_->next(said);
+    }
+
+private:
+    double_barrier_state& st_;
+    std::optional<barrier_news> news_;
+};
 
 asio::awaitable<error_code> enter_loop(double_barrier_state& st, session_state& s, bool& wrote,
                                        diagnostics& said) {
@@ -144,10 +163,8 @@ asio::awaitable<error_code> enter_loop(double_barrier_state& st, session_state& 
         wrote = false; // another session's: not ours to delete
     if (write_error)
         co_return write_error;
-    error_code ec;
-    prefix_view view;
-    std::tie(ec, view) = co_await detail::read_prefix(st, said);
-    std::optional<barrier_news> news;
+    readings views(st);
+    auto [ec, view] = co_await views.fresh(said);
     while (!ec) {
         detail::delete_dead(st, view.reading);
         switch (detail::decide_enter(view.reading, s.id, st.participants)) {
@@ -167,13 +184,11 @@ asio::awaitable<error_code> enter_loop(double_barrier_state& st, session_state& 
                 ec = co_await write_ready(st, view, said);
             if (ec)
                 co_return ec;
-            std::tie(ec, view) = co_await detail::read_prefix(st, said);
-            if (news)
-                news->after(view.index);
+            std::tie(ec, view) = co_await views.fresh(said);
             break;
         }
         case enter_step::wait:
-            std::tie(ec, view) = co_await next_view(st, news, view, said);
+            std::tie(ec, view) = co_await views.next(view, said);
             break;
         }
     }
@@ -235,10 +250,8 @@ asio::awaitable<error_code> leave_loop(double_barrier_state& st, session_state& 
         if (delete_error)
             co_return delete_error;
     }
-    error_code ec;
-    prefix_view view;
-    std::tie(ec, view) = co_await detail::read_prefix(st, said);
-    std::optional<barrier_news> news;
+    readings views(st);
+    auto [ec, view] = co_await views.fresh(said);
     while (!ec) {
         if (!view.reading.problem.empty())
             co_return conflict(said, view.reading.problem);
@@ -249,7 +262,7 @@ asio::awaitable<error_code> leave_loop(double_barrier_state& st, session_state& 
                 ec = co_await remove_stale(st, view, said);
             co_return ec;
         }
-        std::tie(ec, view) = co_await next_view(st, news, view, said);
+        std::tie(ec, view) = co_await views.next(view, said);
     }
     co_return ec;
 }

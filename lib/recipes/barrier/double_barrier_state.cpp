@@ -40,7 +40,7 @@ asio::awaitable<std::pair<error_code, prefix_view>> barrier_news::next(diagnosti
         const bool recent = hub.state_index() >= min_index_ || hub.reads() >= reads_at_after_ + 2;
         if (hub.known() && hub.reads() != seen_reads_ && recent) {
             seen_reads_ = hub.reads();
-            prefix_view v{read_barrier(st_.key, hub.entries()), hub.state_index()};
+            prefix_view v{read_barrier(st_.key, hub.value()), hub.state_index()};
             co_return std::pair<error_code, prefix_view>{error_code{}, std::move(v)};
         }
         co_await hub.changed.wait(clock::time_point::max());

@@ -5,7 +5,7 @@
 
 #include "recipes/barrier/double_barrier_rules.hpp"
 #include "recipes/common/keyed_state.hpp"
-#include "recipes/common/prefix_query.hpp"
+#include "recipes/common/kv_query.hpp"
 
 #include <conclave/barrier.hpp>
 

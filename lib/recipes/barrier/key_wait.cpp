@@ -71,7 +71,7 @@ asio::awaitable<error_code> wait_for_key(std::shared_ptr<watched_key_state> st, 
         const bool recent = hub.state_index() >= min_index || hub.reads() >= reads_at_start + 2;
         if (hub.known() && hub.reads() != seen_reads && recent) {
             seen_reads = hub.reads();
-            auto verdict = rule(hub.entry());
+            auto verdict = rule(hub.value());
             if (!verdict.problem.empty()) {
                 said.clear();
                 said.client_message = std::move(verdict.problem);

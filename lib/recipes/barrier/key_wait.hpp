@@ -3,8 +3,8 @@
 // the wait of both: until the key says so, on the query every waiter of the client shares.
 #pragma once
 
-#include "recipes/common/key_query.hpp"
 #include "recipes/common/keyed_state.hpp"
+#include "recipes/common/kv_query.hpp"
 
 #include <conclave/barrier.hpp>
 

@@ -66,6 +66,12 @@ void grant::release_impl(state_ptr s, asio::any_completion_handler<void(error_co
     if (!s)
         return refuse_empty(std::move(h));
     auto& g = *s;
+    if (g.session->handed_over) {
+        // The successor holds it now: nothing to write, nothing to hand to a local waiter.
+        g.holds = 0;
+        g.mark_released();
+        return asio::dispatch(asio::append(std::move(h), error_code{}));
+    }
     if (g.holds > 1) { // a re-entrant hold: the grant stays for the others
         --g.holds;
         return asio::dispatch(asio::append(std::move(h), error_code{}));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSL-1.0
 // shared_query: one blocking query shared by every local user of a key or prefix. The base
 // of the lock's key_hub and the semaphore's semaphore_hub, which add what they read and
-// their queues of waiters.
+// their queues of waiters, of list_hub (a group's, a read-write lock's) and of kv_query.
 //
 // It runs while anyone subscribes (and a grace period after, unless nothing is left that
 // could subscribe again), waits while a transaction of ours is in flight on the state (its

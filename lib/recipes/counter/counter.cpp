@@ -6,8 +6,8 @@
 #include "consul/spawn.hpp"
 #include "recipes/common/as_terminal.hpp"
 #include "recipes/common/cas_write.hpp"
-#include "recipes/common/key_query.hpp"
 #include "recipes/common/keyed_state.hpp"
+#include "recipes/common/kv_query.hpp"
 #include "recipes/counter/counter_value.hpp"
 
 #include <conclave/counter.hpp>
@@ -129,8 +129,8 @@ asio::awaitable<reading_result> wait_change(std::shared_ptr<counter_state> st, s
         // before the caller's own write would look like a change back. Unless a read sent
         // after this wait began says less (Consul's history was replaced: a restore).
         const bool recent_enough = hub.state_index() >= seen || hub.reads() >= reads_at_start + 2;
-        if (hub.known() && hub.key_index() != seen && recent_enough) {
-            auto judged = detail::judge_counter(st->key, hub.entry());
+        if (hub.known() && detail::key_index(hub) != seen && recent_enough) {
+            auto judged = detail::judge_counter(st->key, hub.value());
             if (!judged.value) {
                 if (diag) {
                     diag->clear();
@@ -140,7 +140,8 @@ asio::awaitable<reading_result> wait_change(std::shared_ptr<counter_state> st, s
             }
             if (diag)
                 diag->clear();
-            co_return reading_result{error_code{}, counter_reading{*judged.value, hub.key_index()}};
+            co_return reading_result{error_code{},
+                                     counter_reading{*judged.value, detail::key_index(hub)}};
         }
         co_await hub.changed.wait(clock::time_point::max());
         const auto state = co_await asio::this_coro::cancellation_state;

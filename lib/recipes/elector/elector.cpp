@@ -10,6 +10,7 @@
 #include "recipes/elector/elector_state.hpp"
 #include "recipes/elector/participants.hpp"
 #include "recipes/lock/key_hub.hpp"
+#include "recipes/session/session_state.hpp"
 
 #include <conclave/elector.hpp>
 #include <conclave/watch.hpp>
@@ -130,10 +131,12 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
     if (E->running || E->campaign_busy())
         co_return make_error_code(errc::invalid_argument); // one campaign per elector
     E->running = true;
+    E->run_session = s.state();
     struct running_flag {
         elector_state& e;
         ~running_flag() {
             e.running = false;
+            e.run_session.reset();
             e.current.reset();
             e.changed.notify_all();
         }
@@ -145,6 +148,8 @@ asio::awaitable<error_code> run(std::shared_ptr<elector_state> E, session s, lea
         auto [acquire_failure, lease] =
             co_await E->mutex.async_acquire(s, with_diagnostics(tuple_awaitable));
         if (acquire_failure) { // session lost, conflict, denied, or cancelled while campaigning
+            if (s.state()->handed_over)
+                co_return error_code{}; // (elector::hand_over): the successor leads on
             try {
                 std::rethrow_exception(acquire_failure);
             } catch (const conclave::error& e) {
@@ -265,6 +270,7 @@ asio::awaitable<error_code> run_with_sessions(std::shared_ptr<elector_state> E, 
         // before 16 refuses for a binding.)
         auto created =
             co_await session::async_create(E->consul, cfg, with_diagnostics(tuple_awaitable));
+        cfg.resume_id.clear(); // (resumed or not: a later session is a new one)
         session& s = std::get<1>(created);
         error_code created_ec;
         if (const auto failure = std::get<0>(created)) {
@@ -407,6 +413,14 @@ elector::elector(client& c, std::string key, elector_options opts)
 
 const std::string& elector::key() const noexcept {
     return state_->key;
+}
+
+std::string elector::hand_over() {
+    const auto s = state_->run_session;
+    if (!s || !s->hand_over())
+        return {};
+    state_->changed.notify_all();
+    return s->id;
 }
 
 std::optional<fencing_token> elector::is_leader() const {

@@ -16,6 +16,8 @@ namespace conclave {
 
 namespace detail {
 
+struct session_state;
+
 struct elector_state {
     elector_state(client& c, std::string k, elector_options o)
         : consul(c)
@@ -35,9 +37,11 @@ struct elector_state {
     elector_options opts;
     lock mutex;
     std::optional<lock_lease> current; ///< while leading (async_run)
-    bool running = false;              ///< an async_run is active
-    bool campaigning = false;          ///< an async_campaign is acquiring
-    std::optional<lock_lease> term;    ///< async_campaign's last term (held until released)
+    /// The session async_run campaigns with, while it runs (for elector::hand_over).
+    std::shared_ptr<session_state> run_session;
+    bool running = false;           ///< an async_run is active
+    bool campaigning = false;       ///< an async_campaign is acquiring
+    std::optional<lock_lease> term; ///< async_campaign's last term (held until released)
 
     /// The term this elector holds now (async_run's or async_campaign's), if any.
     std::optional<lock_lease> held_term() const {

@@ -3,10 +3,6 @@
 #include "recipes/group/group_hub.hpp"
 #include "recipes/group/group_members.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <algorithm>
 
 namespace conclave::detail {
@@ -17,22 +13,13 @@ std::shared_ptr<group_hub> group_hub::of(const client& c, const std::string& pre
 }
 
 group_hub::group_hub(client c, std::string p, settings s)
-    : shared_query(std::move(c), "group-hub:" + p, s)
+    : list_hub(std::move(c), "group-hub:" + p, p + "/", s)
     , prefix(std::move(p)) {}
 
 const member_info* group_hub::member(const std::string& id) const {
     auto it = std::find_if(members_.begin(), members_.end(),
                            [&](const member_info& m) { return m.id == id; });
     return it == members_.end() ? nullptr : &*it;
-}
-
-std::shared_ptr<void> group_hub::writing() {
-    ++writes_in_flight_;
-    auto self = std::static_pointer_cast<group_hub>(shared_from_this());
-    return std::shared_ptr<void>(nullptr, [self](void*) {
-        --self->writes_in_flight_;
-        self->poke(); // the query may go on
-    });
 }
 
 void group_hub::wrote(const member_info& m) {
@@ -66,15 +53,9 @@ void group_hub::delete_dead(const std::vector<kv_entry>& entries) {
     deleting_ = std::move(still);
 }
 
-asio::awaitable<error_code> group_hub::read_once(query_options q, asio::cancellation_slot stop) {
-    auto token = asio::bind_cancellation_slot(stop, asio::as_tuple(asio::use_awaitable));
-    auto [ec, r] = co_await consul.async_kv_list(prefix + "/", q, token);
-    if (!ec && accept_read(r.meta.index)) {
-        members_ = members_of(prefix, r.entries);
-        delete_dead(r.entries);
-        poke();
-    }
-    co_return ec;
+void group_hub::store(std::vector<kv_entry> entries) {
+    members_ = members_of(prefix, entries);
+    delete_dead(entries);
 }
 
 } // namespace conclave::detail

@@ -3,7 +3,7 @@
 // that group shares (one query per client and prefix), and the members it last read.
 #pragma once
 
-#include "recipes/common/shared_query.hpp"
+#include "recipes/common/list_hub.hpp"
 
 #include <conclave/client.hpp>
 #include <conclave/group.hpp>
@@ -15,7 +15,7 @@
 
 namespace conclave::detail {
 
-class group_hub final : public shared_query {
+class group_hub final : public list_hub {
 public:
     /// The hub of `prefix` on `c`, shared by every group object of that client and prefix.
     static std::shared_ptr<group_hub> of(const client& c, const std::string& prefix, settings s);
@@ -29,24 +29,17 @@ public:
     /// The member `id` as known, or null.
     const member_info* member(const std::string& id) const;
 
-    /// A write of ours under the prefix is in flight while the returned handle lives: the
-    /// query waits for it (its outcome will change what a read would see).
-    std::shared_ptr<void> writing();
     /// Our write at `m.modify_index` made `m` a member (or changed its value): known at
     /// once, before the query reads it back.
     void wrote(const member_info& m);
 
 private:
-    bool transaction_in_flight() const override { return writes_in_flight_ > 0; }
-    asio::awaitable<error_code> read_once(query_options q, asio::cancellation_slot stop) override;
-    // Nobody followed the prefix since: it may have changed.
-    void query_stopped() override { mark_unknown(); }
+    void store(std::vector<kv_entry> entries) override;
     // Member keys whose session ended with behavior `release` stay, unheld: deleted (if
     // unchanged since) so that a group does not collect them. Once per key and index.
     void delete_dead(const std::vector<kv_entry>& entries);
 
     std::vector<member_info> members_;
-    unsigned writes_in_flight_ = 0;
     std::map<std::string, std::uint64_t> deleting_; ///< dead keys asked to go, at that index
 };
 

@@ -2,11 +2,6 @@
 // rw_hub: the read-write lock's state as read by the shared list query.
 #include "recipes/rwlock/rw_hub.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include <algorithm>
 
 namespace conclave::detail {
@@ -24,8 +19,10 @@ std::shared_ptr<rw_hub> rw_hub::of(const client& c, const std::string& key, sett
                                 [&] { return std::make_shared<rw_hub>(c, key, s); });
 }
 
+// The list is of the key's prefix: the key itself and `<key>/.lock` (another recipe's), the
+// sequence key and the contenders (and keys that merely start with the same characters).
 rw_hub::rw_hub(client c, std::string k, settings s)
-    : shared_query(std::move(c), registry_name(k), s)
+    : list_hub(std::move(c), registry_name(k), k, s)
     , key(std::move(k))
     , sequence_key(key + "/.rwlock") {}
 
@@ -55,20 +52,12 @@ void rw_hub::contender_gone(const std::string& k) {
     poke();
 }
 
-asio::awaitable<error_code> rw_hub::read_once(query_options q, asio::cancellation_slot stop) {
-    auto token = asio::bind_cancellation_slot(stop, asio::as_tuple(asio::use_awaitable));
-    // The key's prefix: the key itself and `<key>/.lock` (another recipe's), the sequence
-    // key and the contenders (and keys that merely start with the same characters).
-    auto [ec, r] = co_await consul.async_kv_list(key, q, token);
-    if (ec || !accept_read(r.meta.index))
-        co_return ec;
-    auto reading = read_rw_prefix(key, std::move(r.entries));
+void rw_hub::store(std::vector<kv_entry> entries) {
+    auto reading = read_rw_prefix(key, std::move(entries));
     contenders_ = std::move(reading.contenders);
     sequence_index_ = reading.sequence_index;
     conflict_ = std::move(reading.conflict);
     std::erase_if(pruning_, [&](const std::string& k) { return !rw_find(contenders_, k); });
-    poke();
-    co_return ec;
 }
 
 } // namespace conclave::detail

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "recipes/common/grant.hpp"
-#include "recipes/common/shared_query.hpp"
+#include "recipes/common/list_hub.hpp"
 #include "recipes/rwlock/rw_rules.hpp"
 
 #include <conclave/client.hpp>
@@ -17,7 +17,7 @@
 
 namespace conclave::detail {
 
-class rw_hub final : public shared_query {
+class rw_hub final : public list_hub {
 public:
     /// The hub of `key` on `c`, shared by every read_write_lock of that client and key.
     static std::shared_ptr<rw_hub> of(const client& c, const std::string& key, settings s);
@@ -60,13 +60,8 @@ public:
     /// for a grant's release: the next grant's token must come from a read past it).
     void contender_gone(const std::string& k);
 
-    /// Transactions of ours on the contenders in flight (the query waits for them).
-    unsigned writes_in_flight = 0;
-
 private:
-    bool transaction_in_flight() const override { return writes_in_flight > 0; }
-    asio::awaitable<error_code> read_once(query_options q, asio::cancellation_slot stop) override;
-    void query_stopped() override { mark_unknown(); }
+    void store(std::vector<kv_entry> entries) override;
 
     std::vector<rw_contender> contenders_;
     std::uint64_t sequence_index_ = 0;

@@ -58,25 +58,6 @@ void detail::leave_for_good(std::shared_ptr<rwlock_state> l, std::shared_ptr<ses
 
 namespace {
 
-// A transaction of ours on the contenders in flight, for its lifetime: the hub's query
-// waits for it.
-class write_scope {
-public:
-    explicit write_scope(detail::rw_hub& hub)
-        : hub_(hub) {
-        ++hub_.writes_in_flight;
-    }
-    ~write_scope() {
-        --hub_.writes_in_flight;
-        hub_.poke();
-    }
-    write_scope(const write_scope&) = delete;
-    write_scope& operator=(const write_scope&) = delete;
-
-private:
-    detail::rw_hub& hub_;
-};
-
 asio::awaitable<error_code> release_grant(std::shared_ptr<rw_lease_state> L) {
     if (L->released)
         co_return error_code{};
@@ -106,7 +87,7 @@ change_mode(rw_lease_state& L, rw_mode to, std::uint64_t sequence) {
     ops.push_back(txn_op::get(L.contender_key));
     std::pair<error_code, txn_result> answer;
     {
-        const write_scope writing{*lock.hub};
+        const auto writing = lock.hub->writing(); // the hub's query waits for the transaction
         answer = co_await detail::call(lock.consul, detail::endpoint::txn{std::move(ops), {}});
     }
     auto& [ec, t] = answer;

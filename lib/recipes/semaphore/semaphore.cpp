@@ -70,10 +70,8 @@ asio::awaitable<void> wait_for_change(const queue_place& place, session_state& s
         co_await detail::notifier::wait_any(until, place.me->wake, s.changed);
 }
 
-// How many slots the hub's state says `session` holds (0: not among the live holders).
-std::uint32_t slots_held(const semaphore_state& sem, const semaphore_hub& hub,
-                         const std::string& session) {
-    auto r = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+// How many slots `r` says `session` holds (0: not among the live holders, or `r` failed).
+std::uint32_t slots_held(const detail::semaphore_reading& r, const std::string& session) {
     const auto it = r.record.holders.find(session);
     return r.ec || it == r.record.holders.end() ? 0 : it->second;
 }
@@ -207,6 +205,9 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
     }
     const bool settled = me.state == phase::waiting && hub.attempts_in_flight == 0;
     bool left_to_us = false; // our session holds slots with no permit left, not our count
+    // `.lock` as judged for the check below: the plan's reading too, unless it failed (the
+    // plan's own judgement then says why in `diag`).
+    std::optional<detail::semaphore_reading> judged;
     if (settled && (me.was_handed || me.recheck || !me.checked_left_slots)) {
         // A transaction whose outcome we could not know may have added us after all, or our
         // session's permit was dropped (now, or before we came): slots our session holds
@@ -215,7 +216,8 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         // below. Not only at the front: a waiter before us may wait for those slots.
         me.recheck = false;
         me.checked_left_slots = true;
-        if (const auto held = slots_held(sem, hub, s.id)) {
+        judged = detail::interpret(sem, hub.lock_entry(), hub.entries(), nullptr);
+        if (const auto held = slots_held(*judged, s.id)) {
             if (!hub.slot_busy(s.id)) {
                 if (held == me.slots) {
                     plan.was_handed = me.was_handed;
@@ -237,7 +239,9 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
         v.key = detail::key_state::busy;
         return v;
     }
-    plan.reading = detail::interpret(sem, hub.lock_entry(), hub.entries(), diag);
+    plan.reading = judged && !judged->ec
+                       ? std::move(*judged)
+                       : detail::interpret(sem, hub.lock_entry(), hub.entries(), diag);
     const auto& r = plan.reading;
     if (r.ec) {
         v.key = detail::key_state::refused;
@@ -398,11 +402,11 @@ error_code check_slots_asked(const semaphore_state& sem, const semaphore_hub& hu
         why = "a semaphore acquire of 0 slots";
     else if (slots > sem.limit && !sem.opts.resizable) // (else: against `.lock`'s, once read)
         why = above_limit(slots, sem.limit);
-    else if (auto here = hub.permit_here(session);
-             here && sem.opts.reentrant && static_cast<permit_state&>(*here).slots < slots)
-        why = "a re-entrant semaphore acquire of " + std::to_string(slots) +
-              " slots with a session whose permit holds " +
-              std::to_string(static_cast<permit_state&>(*here).slots);
+    else if (auto here = hub.permit_here(session); here && sem.opts.reentrant) {
+        if (const auto held = static_cast<permit_state&>(*here).slots; held < slots)
+            why = "a re-entrant semaphore acquire of " + std::to_string(slots) +
+                  " slots with a session whose permit holds " + std::to_string(held);
+    }
     if (why.empty())
         return {};
     if (diag)

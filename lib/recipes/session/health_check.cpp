@@ -3,20 +3,38 @@
 #include "consul/endpoints/agent_check.hpp"
 #include "recipes/session/health_check.hpp"
 
+#include <charconv>
 #include <random>
 
 namespace conclave::detail {
 
 using clock = std::chrono::steady_clock;
 
-std::string new_health_check_id() {
+namespace {
+constexpr std::string_view check_prefix = "conclave-session-";
+}
+
+std::string new_health_check_id(std::chrono::milliseconds ttl) {
     static constexpr const char* hex = "0123456789abcdef";
     std::random_device rd;
     std::uint64_t bits = (std::uint64_t{rd()} << 32) ^ rd();
-    std::string id = "conclave-session-";
+    std::string id(check_prefix);
+    id += std::to_string(ttl.count()) + "ms-";
     for (int i = 0; i < 16; ++i, bits >>= 4)
         id += hex[bits & 0xF];
     return id;
+}
+
+std::optional<std::chrono::milliseconds> health_ttl_of(std::string_view check_id) {
+    if (!check_id.starts_with(check_prefix))
+        return std::nullopt;
+    check_id.remove_prefix(check_prefix.size());
+    std::int64_t ms = 0;
+    const auto [end, ec] = std::from_chars(check_id.data(), check_id.data() + check_id.size(), ms);
+    const auto rest = check_id.substr(static_cast<std::size_t>(end - check_id.data()));
+    if (ec != std::errc{} || ms <= 0 || !rest.starts_with("ms-"))
+        return std::nullopt;
+    return std::chrono::milliseconds(ms);
 }
 
 asio::awaitable<error_code> register_health_check(client consul, const session_config& cfg,
@@ -34,10 +52,12 @@ asio::awaitable<error_code> register_health_check(client consul, const session_c
 }
 
 asio::awaitable<error_code> pass_health_check(client consul, const std::string& id,
-                                              clock::time_point deadline) {
-    auto [ec, ok] = co_await call(
-        consul, endpoint::agent_check_update{id, check_status::passing, {}, write_options{}},
-        deadline);
+                                              clock::time_point deadline, diagnostics* diag) {
+    auto [ec, ok] =
+        co_await call(consul,
+                      endpoint::agent_check_update{
+                          id, check_status::passing, {}, write_options{}.with_diag(diag)},
+                      deadline);
     (void)ok;
     co_return ec;
 }

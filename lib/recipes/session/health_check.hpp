@@ -9,13 +9,21 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace conclave::detail {
 
-/// A new check ID: "conclave-session-" and 16 random hex digits.
-std::string new_health_check_id();
+/// A new check ID for a check of TTL `ttl`: "conclave-session-<ttl in ms>ms-" and 16 random
+/// hex digits. The TTL is in the ID because a process that resumes the session
+/// (session::async_resume) must pass the check on its schedule, and Consul's session record
+/// names the check but the agent does not tell its TTL.
+std::string new_health_check_id(std::chrono::milliseconds ttl);
+
+/// The TTL a new_health_check_id() names; nothing for any other check ID.
+std::optional<std::chrono::milliseconds> health_ttl_of(std::string_view check_id);
 
 /// Registers `id` as a passing TTL check of `cfg.health_ttl`, a node check of the client's
 /// agent.
@@ -25,7 +33,8 @@ asio::awaitable<error_code> register_health_check(client consul, const session_c
 /// Passes the check (output `note`). The caller times it: a pass that succeeds restarts the
 /// check's TTL from when the agent received it, which is after its start.
 asio::awaitable<error_code> pass_health_check(client consul, const std::string& id,
-                                              std::chrono::steady_clock::time_point deadline);
+                                              std::chrono::steady_clock::time_point deadline,
+                                              diagnostics* diag = nullptr);
 
 /// Deregisters the check, bounded by `timeout`; failures are logged (the check then turns
 /// critical on the agent and stays there, bound to no session).

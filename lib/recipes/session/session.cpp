@@ -5,6 +5,7 @@
 #include "recipes/common/deadline.hpp"
 #include "recipes/common/health_wait.hpp"
 #include "recipes/session/health_check.hpp"
+#include "recipes/session/session_resume.hpp"
 #include "recipes/session/session_state.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -36,9 +37,10 @@ asio::awaitable<error_code> destroy_on_server(client consul, std::string id,
     co_return ec;
 }
 
-// Deregisters the session's health check, once.
+// Deregisters the session's health check, once (never for a session handed over: its
+// successor passes the check).
 asio::awaitable<void> forget_check(std::shared_ptr<session_state> s) {
-    if (s->check_id.empty() || std::exchange(s->check_deregistered, true))
+    if (s->check_id.empty() || s->handed_over || std::exchange(s->check_deregistered, true))
         co_return;
     co_await detail::deregister_health_check(s->consul, s->check_id, s->cfg.destroy_timeout);
 }
@@ -91,6 +93,20 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
             diag->client_message = "a session's TTL must be positive, its health TTL not negative";
         co_return result{make_error_code(errc::invalid_argument), session{}};
     }
+    if (!cfg.resume_id.empty()) {
+        diagnostics why;
+        auto [ec, resumed] =
+            co_await detail::resume_session(consul, cfg.resume_id, cfg.destroy_timeout, &why);
+        if (!ec)
+            co_return result{ec, make(std::move(resumed))};
+        if (ec != errc::session_invalidated) {
+            if (diag)
+                *diag = std::move(why);
+            co_return result{ec, session{}};
+        }
+        detail::log_line(detail::log_of(consul), log_level::info, "session ", cfg.resume_id,
+                         " not resumed (Consul no longer knows it): creating a new one");
+    }
     session_options o;
     o.name = cfg.name;
     o.ttl = cfg.ttl;
@@ -105,7 +121,7 @@ create(client consul, session_config cfg, session (*make)(std::shared_ptr<sessio
     std::pair<error_code, std::string> created;
     try {
         if (cfg.health_ttl.count() > 0) {
-            check_id = detail::new_health_check_id();
+            check_id = detail::new_health_check_id(cfg.health_ttl);
             created.first = co_await detail::register_health_check(consul, cfg, check_id, diag);
             o.node_checks->push_back(check_id); // a check of the agent's node
         }
@@ -173,7 +189,7 @@ asio::awaitable<error_code> renew_loop(std::shared_ptr<session_state> s) {
             throw boost::system::system_error(asio::error::operation_aborted);
         const auto now = clock::now();
         if (s->check(now))
-            co_return s->destroyed ? error_code{} : s->lost;
+            co_return s->ended_quietly() ? error_code{} : s->lost;
         if (now < s->policy.next_renew()) {
             co_await s->changed.wait(s->policy.next_renew());
             continue;
@@ -224,7 +240,7 @@ asio::awaitable<error_code> renewals_as_value(std::shared_ptr<session_state> s) 
 asio::awaitable<error_code> passes_as_value(std::shared_ptr<session_state> s) {
     try {
         co_await detail::keep_check_passing(s);
-        co_return s->destroyed ? error_code{} : s->lost;
+        co_return s->ended_quietly() ? error_code{} : s->lost;
     } catch (const boost::system::system_error& e) {
         co_return e.code();
     }
@@ -260,7 +276,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     // at once. Its caller may then destroy the cancellation signal it used, as soon as the
     // completion arrives: nothing of the run may be left waiting on it (a destroy whose
     // answer came after the caller's own requests used to be).
-    if (cancelled && !s->destroyed && !s->gone_on_server) {
+    if (cancelled && !s->destroyed && !s->gone_on_server && !s->handed_over) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
         asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
     } else if (!s->check_id.empty()) {
@@ -280,6 +296,8 @@ asio::awaitable<error_code> wait_lost(std::shared_ptr<session_state> s) {
 }
 
 asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
+    if (s->handed_over)
+        co_return error_code{}; // the successor's now
     if (s->destroyed || s->gone_on_server) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
         co_await forget_check(s);
@@ -301,6 +319,8 @@ asio::awaitable<error_code> destroy(std::shared_ptr<session_state> s) {
 namespace detail {
 
 session_state::~session_state() {
+    if (handed_over)
+        return; // the successor's now
     if (!check_id.empty() && !check_deregistered)
         asio::co_spawn(consul.get_executor(),
                        deregister_health_check(consul, check_id, cfg.destroy_timeout),
@@ -331,6 +351,33 @@ void session::create_impl(client c, session_config cfg, detail::diagnostics_rout
     auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
     auto* diag = detail::diagnostics_route::target(route, nullptr);
     detail::spawn_op(c.get_executor(), create(c, std::move(cfg), make, diag), std::move(h));
+}
+
+namespace {
+
+asio::awaitable<std::pair<error_code, session>>
+resume(client consul, std::string id, session (*make)(std::shared_ptr<session_state>),
+       diagnostics* diag) {
+    auto [ec, state] = co_await detail::resume_session(consul, std::move(id),
+                                                       session_config{}.destroy_timeout, diag);
+    co_return std::pair{ec, ec ? session{} : make(std::move(state))};
+}
+
+} // namespace
+
+void session::resume_impl(client c, std::string id, detail::diagnostics_route* route,
+                          asio::any_completion_handler<void(error_code, session)> h) {
+    auto make = [](std::shared_ptr<session_state> st) { return session{std::move(st)}; };
+    auto* diag = detail::diagnostics_route::target(route, nullptr);
+    detail::spawn_op(c.get_executor(), resume(c, std::move(id), make, diag), std::move(h));
+}
+
+bool session::hand_over() noexcept {
+    return state_ && state_->hand_over();
+}
+
+bool session::resumed() const noexcept {
+    return state_ && state_->resumed;
 }
 
 namespace {

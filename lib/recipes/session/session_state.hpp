@@ -36,6 +36,20 @@ struct session_state {
         changed.notify_all();
     }
 
+    /// session::hand_over: lost here, quietly, and nothing more written for it. False when
+    /// it was lost already.
+    bool hand_over() {
+        if (check(clock::now()))
+            return false;
+        handed_over = true;
+        mark_lost(make_error_code(errc::session_handed_over), true);
+        return true;
+    }
+
+    /// Ended by us without a loss: destroyed, or handed over (a run then completes with
+    /// success).
+    bool ended_quietly() const { return destroyed || handed_over; }
+
     /// Marks the session lost if its local deadline has passed. True when lost.
     bool check(clock::time_point now) {
         if (!lost && policy.expired(now))
@@ -79,6 +93,10 @@ struct session_state {
     /// The program's last session handle is gone: a run still renewing stops (as if
     /// cancelled) and destroys the session. The run itself holds no handle, only this state.
     bool abandoned = false;
+    /// Handed over to a successor process (session::hand_over): nothing is written for the
+    /// session or its grants any more, here.
+    bool handed_over = false;
+    bool resumed = false; ///< resumed rather than created
     /// Grants (lock leases, permits) of this session that may still be released: not
     /// released, not lost other than by our ending the session, not dropped. A cancelled
     /// run's destroy waits for them (see close_on_server in session.cpp).
