@@ -19,10 +19,15 @@ struct command {
 // One row per subcommand: the usage below is generated from this table.
 constexpr command commands[] = {
     {"agent", conclave::cli::agent_command, "Runs the embedded dev agent (conclave agent -dev)"},
+    {"barrier", conclave::cli::barrier_command,
+     "Waits at a barrier, or runs a command between N participants' enter and leave"},
     {"counter", conclave::cli::counter_command,
      "Reads, adds to or sets a counter (a number in a key)"},
     {"elect", conclave::cli::elect_command, "Runs a command while leading an election"},
+    {"group", conclave::cli::group_command,
+     "Runs a command while a group member; lists or watches the members"},
     {"kv", conclave::cli::kv_command, "Reads, writes, deletes, exports and imports KV entries"},
+    {"latch", conclave::cli::latch_command, "Sets, counts down or waits for a countdown latch"},
     {"lock", conclave::cli::lock_command, "Runs a command while holding a lock or semaphore"},
     {"watch", conclave::cli::watch_command,
      "Prints each change of a key or prefix, or runs a handler"},

@@ -67,7 +67,7 @@ std::optional<int> held_command_flags::parse(flag_set& flags, args a, const char
     return parse_or_usage(flags, a, usage.c_str(), rest);
 }
 
-std::string held_command_help(std::string_view held) {
+std::string held_command_help(std::string_view held, bool session_file) {
     std::string text =
         R"(  -shell                   Run the command with $SHELL -c (/bin/sh when SHELL is unset),
                            its arguments joined with spaces. Default true; -shell=false
@@ -84,14 +84,19 @@ std::string held_command_help(std::string_view held) {
                            stalls or dies, the )");
     text.append(held).append(R"( is freed about this long after,
                            not 2 x -ttl. At least 1s; default 0 (none).
-  -session-file=<path>     Keep the session's ID in this file, for a binary upgrade:
+)");
+    if (session_file) {
+        text.append(
+            R"(  -session-file=<path>     Keep the session's ID in this file, for a binary upgrade:
                            on SIGUSR2, conclave stops the command and exits 0 without
                            releasing the )");
-    text.append(held).append(R"( or ending the session; a conclave started
+        text.append(held).append(R"( or ending the session; a conclave started
                            with the same file within -ttl resumes the session and
                            holds on with the same token (no lock-delay, no election).
                            Any other exit ends the session and removes the file.
-  -verbose                 Report each step on stderr.
+)");
+    }
+    text.append(R"(  -verbose                 Report each step on stderr.
   -help                    Show this help.
 
 )");

@@ -64,7 +64,9 @@ session_config held_session_config(const held_command_settings& cfg, session_beh
 /// The help of the options held_command_flags adds after -lock-delay, from -shell to -help
 /// (the last lines of lock's and elect's usage texts): `held` names what is held ("lock",
 /// "leadership").
-std::string held_command_help(std::string_view held);
+/// Without `session_file`, the -session-file lines are left out (`group join`, `barrier
+/// enter`: no hand-over).
+std::string held_command_help(std::string_view held, bool session_file = true);
 
 /// Prints `problem` (a check_session_ttl() or check_lock_delay() answer) to stderr when it
 /// names one: whether the command must stop with exit_code::error.

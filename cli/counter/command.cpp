@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
+#include "cli/common/recipe_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/kv/common.hpp"
 #include "cli/run.hpp"
@@ -63,13 +64,6 @@ int counter_usage_error(const std::string& message) {
     return usage_error(message, counter_usage);
 }
 
-std::string failure(const error_code& ec, const diagnostics& d, const client& consul) {
-    std::string text = consul_error(ec, d, consul);
-    if (ec != errc::permission_denied && !d.client_message.empty())
-        text += " [" + d.client_message + "]";
-    return text;
-}
-
 asio::awaitable<int> run_counter(client& consul, counter_request r) {
     constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
     diagnostics d;
@@ -97,10 +91,8 @@ asio::awaitable<int> run_counter(client& consul, counter_request r) {
         break;
     }
     }
-    if (ec) {
-        std::fprintf(stderr, "Error! %s\n", failure(ec, d, consul).c_str());
-        co_return exit_code::error;
-    }
+    if (ec)
+        co_return report_failure(ec, d, consul);
     std::printf("%lld\n", static_cast<long long>(value));
     co_return exit_code::ok;
 }

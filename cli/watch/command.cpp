@@ -3,6 +3,7 @@
 // interrupted (or -count reports), over conclave::watch. With -type, `consul watch`'s
 // interface instead (typed_watch).
 #include "cli/commands.hpp"
+#include "cli/common/escape_value.hpp"
 #include "cli/common/flags.hpp"
 #include "cli/common/http_flags.hpp"
 #include "cli/exit_codes.hpp"
@@ -69,26 +70,8 @@ Options:
 
 )";
 
-std::string escape(const std::string& v) {
-    std::string out;
-    for (const unsigned char c : v) {
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += char(c);
-        }
-    }
-    return out;
-}
-
 void print_entry(char mark, const kv_entry& e) {
-    std::string line = std::string(1, mark) + " " + e.key + "=" + escape(e.value);
+    std::string line = std::string(1, mark) + " " + e.key + "=" + escape_value(e.value);
     if (!e.session.empty())
         line += " [session " + e.session + "]";
     std::printf("%s\n", line.c_str());

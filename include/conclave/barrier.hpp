@@ -141,7 +141,10 @@ private:
 ///
 /// One participant per session and prefix: a session enters once, and enters again only
 /// after its leave (a second enter with a session inside passes at once while its round is
-/// open). Every participant must give the same count.
+/// open). An enter while another enter of the same session on the same prefix is under way
+/// in this process (through this object or another) completes at once with
+/// errc::invalid_argument, writing nothing: the two would share one participant key. Every
+/// participant must give the same count.
 class CONCLAVE_DECL double_barrier {
 public:
     /// A double barrier of `participants` under `prefix`, used through `c`. Sends nothing.
@@ -158,6 +161,9 @@ public:
     /// Enters with `s` and waits until the barrier opens: `void(error_code)`. Writes the
     /// participant key, then waits on the prefix's query, which every enter and leave of
     /// one client on the prefix shares.
+    ///
+    /// errc::invalid_argument, at once and with nothing written, while another enter of `s`
+    /// on this prefix is under way in this process.
     ///
     /// Cancellation (any type): completes with operation_aborted, after deleting the
     /// participant key (the enter left no trace; a cleanup that fails leaves the key to its

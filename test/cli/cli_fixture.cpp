@@ -258,6 +258,17 @@ std::uint64_t token_modify_index(const std::string& token) {
     return std::stoull(token.substr(0, token.find(':')));
 }
 
+std::pair<int, std::string> output_of(const cli_fixture& f, const std::string& command,
+                                      std::vector<std::string> args) {
+    args.insert(args.begin(), command);
+    auto p = f.run(args);
+    const int code = p->wait();
+    if (code == 0) {
+        CHECK(p->err().empty());
+    }
+    return {code, p->out()};
+}
+
 void check_refused(const cli_fixture& f, const std::vector<bad_arguments>& cases,
                    const std::string& usage_head) {
     using namespace std::chrono_literals;

@@ -22,6 +22,7 @@
 #include <string>
 #include <sys/types.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace conclave::test::cli {
@@ -117,6 +118,11 @@ struct cli_fixture {
 private:
     client_config make_config() const;
 };
+
+/// Runs `conclave <command> <args...>` to its end: the exit status and stdout (stderr
+/// checked to be empty on success).
+std::pair<int, std::string> output_of(const cli_fixture& f, const std::string& command,
+                                      std::vector<std::string> args);
 
 /// A command line the command must refuse: exit status 1, `message` first on stderr, then
 /// the help text (when `usage`), nothing on stdout.

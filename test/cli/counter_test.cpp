@@ -8,23 +8,16 @@ namespace conclave::test::cli {
 
 namespace {
 
-// Runs `conclave counter <args...>`: the exit status and stdout, stderr checked to be empty
-// on success.
-std::pair<int, std::string> counter(const cli_fixture& f, std::vector<std::string> args) {
-    args.insert(args.begin(), "counter");
-    auto p = f.run(args);
-    const int code = p->wait();
-    if (code == 0) {
-        CHECK(p->err().empty());
-    }
-    return {code, p->out()};
+using result = std::pair<int, std::string>;
+
+result counter(const cli_fixture& f, std::vector<std::string> args) {
+    return output_of(f, "counter", std::move(args));
 }
 
 } // namespace
 
 TEST_CASE("counter: get, next, add and set print the value", "[counter]") {
     cli_fixture f;
-    using result = std::pair<int, std::string>;
     CHECK(counter(f, {"seq/k", "get"}) == result{0, "0\n"}); // a missing key is 0
     CHECK(f.keys().empty());                                 // and a read writes nothing
     CHECK(counter(f, {"seq/k", "next"}) == result{0, "1\n"});

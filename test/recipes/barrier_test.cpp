@@ -3,7 +3,8 @@
 // lets every one through; leaves wait for the round; a participant whose session ended
 // counts neither for an enter nor for a leave (behaviors release and delete); a late
 // arriver passes; cancellation deletes the enter's key; bad input and other recipes' keys
-// are refused with nothing written. A barrier holds its waiters until it is removed.
+// are refused with nothing written; a second concurrent enter of one session is refused. A
+// barrier holds its waiters until it is removed.
 #include "blocking_reads.hpp"
 #include "recipes_fixture.hpp"
 #include "thrown_by.hpp"
@@ -270,6 +271,39 @@ TEST_CASE_METHOD(recipes_fixture,
             CHECK(keys.keys.empty());
         }
         co_await one.destroy_sessions();
+    };
+    run(ioc, body());
+}
+
+TEST_CASE_METHOD(recipes_fixture,
+                 "a second enter of a session under way on the prefix is refused and the "
+                 "first goes on",
+                 "[barrier]") {
+    party two{*this, p + "twice", 2, 2};
+    auto body = [&]() -> asio::awaitable<void> {
+        using namespace asio::experimental::awaitable_operators;
+        co_await two.create_sessions();
+        two.start(0, true);
+        CHECK(co_await two.parked(0)); // its key written, its wait begun
+        // The same object, and another object of the same prefix, with the same session.
+        double_barrier other{consul, p + "twice", 2};
+        for (auto* b : {two.barriers[0].get(), &other}) {
+            const auto [ec, what] = co_await thrown_by(b->async_enter(two.sessions[0]));
+            CHECK(ec == errc::invalid_argument);
+            CHECK(contains(what, "session " + two.sessions[0].id() + " is entering it already"));
+        }
+        // The first enter's key is intact: the second participant opens the barrier for it.
+        auto keys = co_await consul.async_kv_keys(p + "twice/");
+        CHECK(keys.keys == std::vector<std::string>{p + "twice/" + two.sessions[0].id()});
+        co_await two.barriers[1]->async_enter(two.sessions[1]);
+        const auto first = co_await two.outcome_of(0);
+        CHECK(!first);
+        // Once it is done, the session may enter again (it is inside: at once).
+        co_await other.async_enter(two.sessions[0]);
+        co_await (two.barriers[0]->async_leave(two.sessions[0]) &&
+                  two.barriers[1]->async_leave(two.sessions[1]));
+        co_await two.destroy_sessions();
+        CHECK(co_await no_keys_left(consul, p + "twice/"));
     };
     run(ioc, body());
 }

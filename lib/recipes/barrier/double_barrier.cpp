@@ -6,6 +6,7 @@
 #include "consul/endpoints/kv.hpp"
 #include "consul/spawn.hpp"
 #include "recipes/barrier/double_barrier_state.hpp"
+#include "recipes/barrier/enter_claim.hpp"
 #include "recipes/common/as_terminal.hpp"
 #include "recipes/common/deadline.hpp"
 #include "recipes/session/session_state.hpp"
@@ -209,7 +210,16 @@ asio::awaitable<error_code> enter(std::shared_ptr<double_barrier_state> st,
                                                        detail::as_terminal{});
     diagnostics said;
     bool wrote = false;
-    auto ec = co_await caught(enter_loop(*st, *s, wrote, said));
+    const detail::enter_claim claim{st->key, s->id};
+    error_code ec;
+    if (claim) {
+        ec = co_await caught(enter_loop(*st, *s, wrote, said));
+    } else {
+        said.client_message = "double barrier " + st->key + ": session " + s->id +
+                              " is entering it already (one enter per session and prefix at "
+                              "a time)";
+        ec = make_error_code(errc::invalid_argument);
+    }
     if (ec && wrote) {
         // (Here, not in forget_participant: awaiting it would throw once cancelled.)
         co_await asio::this_coro::throw_if_cancelled(false);
