@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSL-1.0
 /// \file
 /// Structured scopes: with_session, with_lock (a lock, or a multi-lock's keys together),
-/// with_read_lock and with_write_lock (a read-write lock), with_permit, with_leadership, and
-/// the try_with_* forms, which skip the body when the grant is held elsewhere.
+/// with_read_lock and with_write_lock (a read-write lock), with_permit, with_leadership,
+/// with_membership, and the try_with_* forms, which skip the body when the grant is held
+/// elsewhere.
 ///
 ///     co_await conclave::with_lock(mutex, s,
 ///         [&](conclave::lock_lease lease) -> asio::awaitable<void> {
@@ -15,6 +16,7 @@
 
 #include <conclave/detail/hold_scope.hpp>
 #include <conclave/elector.hpp>
+#include <conclave/group.hpp>
 #include <conclave/lock.hpp>
 #include <conclave/multi_lock.hpp>
 #include <conclave/read_write_lock.hpp>
@@ -214,6 +216,23 @@ asio::awaitable<detail::body_result_t<Body, leadership>> with_leadership(elector
     return detail::hold_scope<leadership>(
         s, std::move(body), "leadership was lost during the term",
         [&e, s](auto token) mutable { return e.async_campaign(s, std::move(token)); });
+}
+
+/// with_lock for a member of a group: joins `g` as `id` with `value`
+/// (group::async_join), runs `body(membership)` while a member (cancelled, and
+/// errc::lock_lost or the session's loss reason thrown after it returned, when the
+/// membership is lost), and leaves however the body ends. Join errors are async_join's.
+///
+///     co_await conclave::with_membership(workers, s, "worker-3", "10.0.0.3:9000",
+///         [&](conclave::membership) -> asio::awaitable<void> { co_await serve(); });
+template <class Body>
+asio::awaitable<detail::body_result_t<Body, membership>>
+with_membership(group& g, session& s, std::string id, std::string value, Body body) {
+    return detail::hold_scope<membership>(
+        s, std::move(body), "the membership was lost while the body ran",
+        [&g, s, id = std::move(id), value = std::move(value)](auto token) mutable {
+            return g.async_join(s, id, value, std::move(token));
+        });
 }
 
 } // namespace conclave
