@@ -100,6 +100,9 @@ inline constexpr const char* child_flag_names[] = {
     "name",    "ttl",        "lock-delay",      "shell",           "pass-stdin",
     "verbose", "health-ttl", "jeopardy-signal", "recovery-signal", "child-exit-code"};
 
+/// The flag only `lock` and `elect` take: the others have no hand-over.
+inline constexpr const char* hand_over_flag_names[] = {"session-file"};
+
 /// Empty when none of `names` was given; otherwise "Error! -<flag> is for <operation>" and
 /// the usage: exit 1.
 template <class Names>

@@ -135,8 +135,8 @@ int group_command(args a) {
     std::vector<std::string_view> rest;
     if (auto stop = parse_or_usage(flags, a.subspan(1), usage.c_str(), rest))
         return *stop;
-    if (flags.was_set("session-file")) // (a hand-over would need a keeper that lets go)
-        return usage_error("Error! -session-file is for lock and elect", usage.c_str());
+    if (auto stop = only_for(flags, hand_over_flag_names, "lock and elect", usage))
+        return *stop;
     if (op != "join") {
         if (auto stop = only_for(flags, child_flag_names, "join", usage))
             return *stop;

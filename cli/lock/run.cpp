@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSL-1.0
 #include "cli/common/child_control.hpp"
+#include "cli/common/child_run.hpp"
 #include "cli/common/failure.hpp"
 #include "cli/common/session_file.hpp"
 #include "cli/common/session_ttl.hpp"
@@ -33,28 +34,11 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-void say(const char* text) {
-    std::fprintf(stderr, "%s\n", text);
-}
-void say(const std::string& text) {
-    say(text.c_str());
-}
-
 // Every race below is "whichever happens first", so each arm returns a value (never
 // throws): `||` then completes with the first arm to finish and cancels the others.
 asio::awaitable<bool> expires(asio::steady_timer& t) {
     auto [ec] = co_await t.async_wait(tuple_awaitable);
     co_return !ec;
-}
-
-std::string describe_loss(const error_code& ec) {
-    if (ec == errc::lock_lost)
-        return "its key was taken, released or deleted, or could not be read";
-    if (ec == errc::session_invalidated)
-        return "its session was invalidated";
-    if (ec == errc::session_expired)
-        return "its session could not be renewed in time";
-    return ec.message();
 }
 
 programs::spawn_options make_child_options(const lock_settings& cfg, const lock_holder& holder,
