@@ -3,9 +3,8 @@
 // `.lock` became, not what else changed under the prefix since the view was read (contender
 // keys written, other holders added). A fault proxy holds the process's blocking reads back,
 // so that its view stays as old as it can be between two reads.
-#include "recipes_fixture.hpp"
+#include "proxied_fixture.hpp"
 #include "semaphore_waits.hpp"
-#include "support/fault_proxy.hpp"
 
 #include <conclave/semaphore.hpp>
 
@@ -20,17 +19,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A fixture client that talks to the agent through a fault proxy: one process.
-struct proxied_fixture : recipes_fixture {
-    fault_proxy proxy{ioc.get_executor(), server.client_config().host, server.client_config().port};
-    client through = [this] {
-        proxy.start();
-        client_config cfg = server.client_config();
-        cfg.host = "127.0.0.1";
-        cfg.port = proxy.port();
-        return client{ioc.get_executor(), cfg};
-    }();
-
+// A process whose reads of the prefix the test holds back.
+struct view_fixture : proxied_fixture {
     // From here on the answers to the blocking reads of `prefix` by `through` are held back
     // (answered by Consul, not passed on), and one is under way (`held`'s monitor keeps the
     // process's query reading): the process's view stays as it is until release_held().
@@ -49,7 +39,7 @@ bool holds(const semaphore_status& s, const std::string& session) {
 
 } // namespace
 
-TEST_CASE_METHOD(proxied_fixture,
+TEST_CASE_METHOD(view_fixture,
                  "fair mode: a waiter whose contender key was written before a release of its "
                  "process read it takes the freed slot",
                  "[semaphore][fair]") {
@@ -83,7 +73,7 @@ TEST_CASE_METHOD(proxied_fixture,
     run(ioc, body(), 60s);
 }
 
-TEST_CASE_METHOD(proxied_fixture,
+TEST_CASE_METHOD(view_fixture,
                  "a release that lost a race and read .lock afresh does not let its process "
                  "prune a holder whose contender key it has not read",
                  "[semaphore]") {
