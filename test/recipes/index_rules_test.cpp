@@ -3,8 +3,7 @@
 // misbehaving server (a fault proxy answering blocking reads at once, with X-Consul-Index 0
 // or with the index asked): an index below 1 counts as 1, and reads answered without news
 // are spaced out, so a held lock's or permit's monitor, or a waiter, never spins.
-#include "recipes_fixture.hpp"
-#include "support/fault_proxy.hpp"
+#include "proxied_fixture.hpp"
 
 #include <conclave/lock.hpp>
 #include <conclave/semaphore.hpp>
@@ -18,17 +17,8 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
-// A fixture client that talks to the agent through a fault proxy.
-struct proxied_fixture : recipes_fixture {
-    fault_proxy proxy{ioc.get_executor(), server.client_config().host, server.client_config().port};
-    client through = [this] {
-        proxy.start();
-        client_config cfg = server.client_config();
-        cfg.host = "127.0.0.1";
-        cfg.port = proxy.port();
-        return client{ioc.get_executor(), cfg};
-    }();
-
+// The proxied client, with what the proxy answered at once.
+struct index_fixture : proxied_fixture {
     std::uint64_t answered_at_once() const {
         const auto s = proxy.stats();
         const auto it = s.by_endpoint.find("GET (answered at once)");
@@ -52,7 +42,7 @@ constexpr std::uint64_t spinning = 40; // in 2 s: well above paced, well below a
 
 } // namespace
 
-TEST_CASE_METHOD(proxied_fixture,
+TEST_CASE_METHOD(index_fixture,
                  "a held lock's monitor does not spin when blocking reads come back at once "
                  "with index 0 or the same index",
                  "[lock][index]") {
@@ -84,7 +74,7 @@ TEST_CASE_METHOD(proxied_fixture,
     run(ioc, body(), 30s);
 }
 
-TEST_CASE_METHOD(proxied_fixture,
+TEST_CASE_METHOD(index_fixture,
                  "a held permit's monitor and a waiter do not spin on blocking reads answered "
                  "at once",
                  "[semaphore][index]") {

@@ -371,7 +371,7 @@ TEST_CASE("semaphore hub: a local write before the prefix was read patches nothi
     fixture f;
     auto& hub = *f.sem->hub;
     REQUIRE_FALSE(hub.known());
-    hub.saw_write(entry("p/.lock", "", R"({"Limit":2,"Holders":{}})"), {s_a}, "");
+    hub.saw_write(entry("p/.lock", "", R"({"Limit":2,"Holders":{}})"), 0, {s_a}, "");
     CHECK_FALSE(hub.known()); // the query brings the news
     CHECK(hub.entries().empty());
     CHECK(hub.lock_entry() == nullptr);

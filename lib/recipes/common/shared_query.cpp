@@ -77,6 +77,12 @@ void shared_query::accept_write(std::uint64_t modify_index) {
     index_ = std::max(index_, modify_index);
 }
 
+void shared_query::accept_partial_write(std::uint64_t modify_index) {
+    ++writes_;
+    known_ = true;
+    state_index_ = modify_index;
+}
+
 void shared_query::forget() {
     known_ = false;
     stop_read(); // the query reads afresh at once

@@ -103,6 +103,11 @@ protected:
     bool accept_read(std::uint64_t index);
     /// A local transaction wrote the state at `modify_index`: known as of it.
     void accept_write(std::uint64_t modify_index);
+    /// A local transaction wrote part of a state of many keys at `modify_index`: known as of
+    /// it, but the query blocks at the last read's index still, so that its next read (at
+    /// once) brings what else changed before the write. Blocking at `modify_index` would hide
+    /// those changes until the next one after it.
+    void accept_partial_write(std::uint64_t modify_index);
     /// The state is unknown until the next read (without interrupting one in flight).
     void mark_unknown() noexcept { known_ = false; }
 

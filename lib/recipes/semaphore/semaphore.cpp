@@ -337,10 +337,10 @@ detail::acquire_view view_of(semaphore_state& sem, const queue_place& place, ses
 // One attempt, for the acquire machine: a check-and-set of `.lock` that adds us (when the
 // plan takes a slot) and the queued local waiters that fit, and deletes dead contenders'
 // keys. Its outcome, none when cancelled; a committed one that adds us makes the permit (in
-// `result`).
+// `result`). `lost_race`: whether Consul refused it (the view was out of date).
 asio::awaitable<std::optional<detail::attempt_outcome>>
 attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<session_state>& s,
-        attempt_plan& plan, const deadline_t& deadline, acquire_result& result) {
+        attempt_plan& plan, const deadline_t& deadline, acquire_result& result, bool& lost_race) {
     auto& hub = *sem->hub;
     auto record = plan.reading.record;
     std::vector<std::string> added;
@@ -379,8 +379,9 @@ attempt(const std::shared_ptr<semaphore_state>& sem, const std::shared_ptr<sessi
         co_return std::nullopt;
     detail::attempt_outcome o{tec, !tec && t.committed && !t.results.empty(),
                               detail::classify_refusal(t.errors)};
+    lost_race = !tec && !o.committed;
     if (o.committed) {
-        hub.saw_write(t.results.back(), added, "", swept);
+        hub.saw_write(t.results.back(), plan.reading.lock_modify_index, added, "", swept);
         if (plan.take) {
             if (auto lost = hub.permit_here(s->id))
                 lost->mark_lost(make_error_code(errc::lock_lost));
@@ -440,6 +441,7 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
     bool cancelled = false;
     detail::acquire_fsm fsm{deadline, detail::write_rule::shared_record};
     attempt_plan plan;
+    bool lost_race = false; // the last attempt was refused: the view is out of date
     try {
         // A cleanup deleting our session's contender key (a release, an acquire giving up)
         // could delete it after we wrote it: wait for it to end.
@@ -468,7 +470,13 @@ asio::awaitable<acquire_result> acquire_loop(std::shared_ptr<semaphore_state> se
         action = co_await detail::drive_acquire(
             fsm, deadline, action, [&] { return view_of(*sem, place, *s, diag, plan); },
             [&](clock::time_point until) { return wait_for_change(place, *s, until); },
-            [&] { return attempt(sem, s, plan, deadline, result); }, [&] { hub.forget(); });
+            [&] { return attempt(sem, s, plan, deadline, result, lost_race); },
+            [&] {
+                if (std::exchange(lost_race, false))
+                    hub.outdated(); // (its read in flight is answered at once)
+                else
+                    hub.forget();
+            });
         using end = detail::acquire_end;
         switch (action.end) {
         case end::handed_here:

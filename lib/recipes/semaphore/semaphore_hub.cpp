@@ -35,12 +35,22 @@ const kv_entry* semaphore_hub::lock_entry() const {
     return nullptr;
 }
 
-void semaphore_hub::saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
+void semaphore_hub::saw_write(const kv_entry& lock, std::uint64_t based_on,
+                              const std::vector<std::string>& added_sessions,
                               const std::string& deleted_contender,
                               const std::vector<std::string>& swept) {
-    if (!known() || lock.modify_index < state_index()) {
-        // Nothing to patch (or we already know a later state): the query brings the news.
+    if (!known() || lock.modify_index <= state_index()) {
+        // Nothing to patch (or a read already brought the write, or a later state): the
+        // query brings the news.
         poke();
+        return;
+    }
+    const auto* known_lock = lock_entry();
+    if ((known_lock ? known_lock->modify_index : 0) != based_on) {
+        // Written on a `.lock` newer than ours (read afresh after a lost race): it may list
+        // holders whose contender keys we have not seen, which a CAS built on the patch
+        // would prune as dead. Read everything again instead.
+        forget();
         return;
     }
     std::erase_if(entries_, [&](const kv_entry& e) {
@@ -63,7 +73,8 @@ void semaphore_hub::saw_write(const kv_entry& lock, const std::vector<std::strin
             entries_.push_back(std::move(e));
         }
     }
-    accept_write(lock.modify_index);
+    // Only `.lock` and the keys above are as of the write: the next read brings the rest.
+    accept_partial_write(lock.modify_index);
     poke();
 }
 

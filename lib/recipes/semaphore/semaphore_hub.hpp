@@ -93,13 +93,30 @@ public:
     /// `.lock` among entries(), or null.
     const kv_entry* lock_entry() const;
 
-    /// Records `.lock` as written by a local transaction (`lock` from its `get`), with the
-    /// contender keys of the sessions it added (held, as they were written before) and
-    /// without the contender key it deleted nor the dead ones it swept; wakes everyone.
-    /// Ignored when older than what is known.
-    void saw_write(const kv_entry& lock, const std::vector<std::string>& added_sessions,
+    /// Records `.lock` as written by a local transaction (`lock` from its `get`, written by a
+    /// check-and-set at `based_on`), with the contender keys of the sessions it added (held,
+    /// as they were written before) and without the contender key it deleted nor the dead
+    /// ones it swept; wakes everyone. Ignored when older than what is known. The other keys
+    /// are as of the last read: the query reads again at once (they may have changed before
+    /// the write). When `based_on` is not the known `.lock`'s ModifyIndex, nothing is
+    /// patched: everything is read again (the write may list holders whose contender keys
+    /// were never read).
+    void saw_write(const kv_entry& lock, std::uint64_t based_on,
+                   const std::vector<std::string>& added_sessions,
                    const std::string& deleted_contender,
                    const std::vector<std::string>& swept = {});
+
+    /// A check-and-set of ours on `.lock` was refused: the view is out of date, and everyone
+    /// waits for the next read. Unlike forget(), a read in flight is left to finish: it blocks
+    /// at an index older than the change that refused us, so Consul answers it at once. Ended,
+    /// it would keep its connection counted until its wait is over (by Consul 1.8, and so by
+    /// the pool: see client.cpp): a process that loses many races (fair mode, several
+    /// processes) would fill its pool with abandoned reads, and its requests would wait for a
+    /// connection, the others leaving the slots to its waiters meanwhile.
+    void outdated() {
+        mark_unknown();
+        poke();
+    }
 
     /// Consul's ACLs refused an acquire transaction that also deleted dead contender keys:
     /// the later ones of this hub delete none (the token may write its own contender key

@@ -174,7 +174,8 @@ asio::awaitable<error_code> release_permit(std::shared_ptr<permit_state> P) {
         // its new place in line.)
         const bool key_gone = !keep_contender || sem.opts.fair;
         if (listed && !t.results.empty())
-            hub->saw_write(t.results.back(), added, key_gone ? contender : std::string{});
+            hub->saw_write(t.results.back(), lock->modify_index, added,
+                           key_gone ? contender : std::string{});
         if (!listed) // not a holder any more: it was lost before this release (reported so)
             P->mark_lost(make_error_code(errc::lock_lost));
         P->mark_released();
