@@ -13,8 +13,8 @@ inline constexpr int error = 1;
 inline constexpr int child_failed = 2;
 /// `lock`: the lock (or semaphore slot) was lost while the child ran; the child was
 /// terminated. `consul lock` exits 0 there. `group join`: the membership was lost, and
-/// `barrier enter`: its session was lost, while the child ran. `elect -once`: leadership was lost during the
-/// term. (`elect -once` otherwise exits with the child's own status, 1 when the cleanup
+/// `barrier enter`: its session was lost, while the child ran. `elect -once`: leadership was lost
+/// during the term. (`elect -once` otherwise exits with the child's own status, 1 when the cleanup
 /// failed, even if the child's status was 3.) Also when the cleanup after the loss failed
 /// (it is reported on stderr): a supervisor waiting for the loss must see it, and the
 /// cleanup often fails for the loss's own reason (Consul unreachable).

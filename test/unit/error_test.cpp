@@ -26,8 +26,7 @@ constexpr errc all_errcs[] = {
     errc::not_found,      errc::request_too_large,   errc::rate_limited, errc::server_error,
     errc::unavailable,    errc::unexpected_status,   errc::bad_response, errc::invalid_argument,
     errc::invalid_config, errc::pool_closed,         errc::task_failed,  errc::session_expired,
-    errc::check_critical,
-    errc::session_handed_over,
+    errc::check_critical, errc::session_handed_over,
 };
 
 } // namespace
