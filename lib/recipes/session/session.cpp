@@ -276,7 +276,7 @@ asio::awaitable<error_code> run(std::shared_ptr<session_state> s) {
     // at once. Its caller may then destroy the cancellation signal it used, as soon as the
     // completion arrives: nothing of the run may be left waiting on it (a destroy whose
     // answer came after the caller's own requests used to be).
-    if (cancelled && !s->destroyed && !s->gone_on_server && !s->handed_over) {
+    if (cancelled && !s->ended_quietly() && !s->gone_on_server) {
         s->mark_lost(make_error_code(errc::session_invalidated), true);
         asio::co_spawn(s->consul.get_executor(), close_on_server(s), asio::detached);
     } else if (!s->check_id.empty()) {
